@@ -1,0 +1,32 @@
+# Gavel: `make run` (embedded default) and `make test` (every test). See README.md.
+PYTHON ?= python3
+VENV := .venv
+PY := $(VENV)/bin/python
+
+.PHONY: install run test test-fast bench schema clean
+
+$(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
+	touch $@
+
+install: $(VENV)/.installed
+
+# Embedded default: SQLite, eager Celery, demo policy and logins, 127.0.0.1:8000.
+run: install
+	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
+	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
+	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:8000
+
+# Every test. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI sets PostgreSQL and Redis).
+test: install
+	$(PY) -m pytest -q $(PYTEST_ARGS)
+
+bench: install
+	$(PY) benchmarks/run_all.py
+
+schema: install
+	GAVEL_TESTING=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
+
+clean:
+	rm -rf $(VENV) gavel.sqlite3

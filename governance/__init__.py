@@ -1,0 +1,1 @@
+"""Gavel: a governance layer for text written by language models."""

@@ -1,0 +1,317 @@
+"""Admin for providers, configurations, consumers and the governance log.
+
+Also home of the admin's list-as-text form fields, which the snippet admin reuses.
+"""
+import json
+import re
+from urllib.parse import urlencode
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import models
+from django.db.models import Count
+from django.utils import timezone
+from django.utils.html import format_html
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+from simple_history.admin import SimpleHistoryAdmin
+
+from governance import writes
+from governance.models import Configuration, Consumer, GovernanceEvent, Provider, normalise_tags
+from governance.permissions import admin_only_fields, is_administrator
+
+admin.site.site_header = _("Gavel administration")
+admin.site.site_title = _("Gavel")
+admin.site.index_title = _("Policy and governance")
+
+
+# --- Form fields: JSON lists edited as one line of text ---------------------
+
+
+class ListTextField(forms.Field):
+    """A JSON list edited as comma-separated text: "a, b" becomes ["a", "b"] and back.
+
+    Items are trimmed; empty items and repeats are dropped, keeping the first.
+    """
+
+    widget = forms.TextInput(attrs={"class": "vTextField gavel-list", "size": 80})
+    default_help_text = _("Separate items with commas.")
+
+    def __init__(self, *, encoder=None, decoder=None, **kwargs):
+        # A model JSONField hands its encoder and decoder to its form field; text needs neither.
+        if not kwargs.get("help_text"):
+            kwargs["help_text"] = self.default_help_text
+        super().__init__(**kwargs)
+
+    def normalise(self, item: str) -> str:
+        return item.strip()
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return ", ".join(str(item) for item in value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        if value in self.empty_values:
+            return []
+        items = value if isinstance(value, (list, tuple)) else re.split(r"[,\n]", str(value))
+        result: list[str] = []
+        for raw in items:
+            item = self.normalise(str(raw))
+            if item and item not in result:
+                result.append(item)
+        return result
+
+
+class TagListField(ListTextField):
+    """Tags: a set, trimmed and lower-cased (SPEC §2.4)."""
+
+    default_help_text = _("Separate tags with commas. Tags are stored lower-cased; a tag matches whole tags only.")
+
+    def to_python(self, value) -> list[str]:
+        return normalise_tags(super().to_python(value))
+
+
+class ConfigurationListField(ListTextField):
+    """An ordered list of configuration identifiers; unknown ones are named in the error."""
+
+    default_help_text = _("Configuration identifiers, in order, separated by commas.")
+
+    def validate(self, value):
+        super().validate(value)
+        known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
+        missing = [name for name in value if name not in known]
+        if missing:
+            raise ValidationError(
+                _("Unknown configuration: %(names)s"), code="unknown_configuration",
+                params={"names": ", ".join(missing)},
+            )
+
+
+class PolicyRecordForm(forms.ModelForm):
+    """Base form: Model.clean() may judge fields this form does not show (read-only ones)."""
+
+    def _update_errors(self, errors):
+        # Django refuses an error keyed by a field the form lacks (ValueError, a
+        # 500). Such an error concerns a read-only field: show it at the top,
+        # named, so the person sees what an administrator has to fix.
+        if hasattr(errors, "error_dict"):
+            kept: dict[str, list] = {}
+            for field, messages_ in errors.error_dict.items():
+                if field == NON_FIELD_ERRORS or field in self.fields:
+                    kept.setdefault(field, []).extend(messages_)
+                else:
+                    for message in messages_:
+                        text = " ".join(message.messages)
+                        kept.setdefault(NON_FIELD_ERRORS, []).append(ValidationError(f"{field}: {text}"))
+            errors = ValidationError(kept)
+        super()._update_errors(errors)
+
+
+class ConfigurationAdminForm(PolicyRecordForm):
+    class Meta:
+        model = Configuration
+        fields = "__all__"
+        field_classes = {
+            "fallbacks": ConfigurationListField,
+            "rule_judges": ConfigurationListField,
+            "context_tags": TagListField,
+            "rule_tags": TagListField,
+        }
+
+
+class ProviderAdminForm(PolicyRecordForm):
+    class Meta:
+        model = Provider
+        fields = "__all__"
+
+
+# --- Admin-only fields (SPEC §2.3) ------------------------------------------
+
+
+class AdminOnlyFieldsMixin:
+    """Show the admin-only fields read-only to a non-administrator; save through writes.save_record.
+
+    A read-only field is not in the form, so a forged POST of it is ignored;
+    save_record then compares the record with the stored row and refuses any
+    admin-only change by a non-administrator, whatever path produced it.
+    """
+
+    def get_readonly_fields(self, request, obj=None):
+        fields = list(super().get_readonly_fields(request, obj))
+        if not is_administrator(request.user):
+            fields += [name for name in admin_only_fields(self.model) if name not in fields]
+        return fields
+
+    def save_model(self, request, obj, form, change):
+        model_fields = {f.name for f in self.model._meta.concrete_fields}
+        changes = {name: form.cleaned_data[name] for name in form.changed_data
+                   if name in model_fields and name in form.cleaned_data}
+        writes.save_record(request.user, obj, changes)
+
+
+ADMIN_ONLY_NOTE = _("Only an administrator (superuser) can change these fields.")
+
+
+# --- Providers ----------------------------------------------------------------
+
+
+@admin.register(Provider)
+class ProviderAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+    form = ProviderAdminForm
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    list_display = ("name", "kind", "route", "trust_zone", "api_base", "timeout", "price_per_mtok_in",
+                    "price_per_mtok_out", "configuration_count")
+    list_filter = ("kind", "trust_zone", "route")
+    search_fields = ("name", "route", "api_base", "api_key_env")
+    ordering = ("name",)
+    fieldsets = (
+        (None, {"fields": ("name", "kind", "timeout")}),
+        (_("Price per million tokens"), {
+            "fields": ("price_per_mtok_in", "price_per_mtok_out"),
+            "description": _("Used for cost; litellm's price map is only a fallback."),
+        }),
+        (_("Connection and trust zone"), {
+            "fields": ("route", "api_base", "api_key_env", "trust_zone"),
+            "description": ADMIN_ONLY_NOTE,
+        }),
+    )
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_configuration_count=Count("configurations"))
+
+    @admin.display(description=_("configurations"), ordering="_configuration_count")
+    def configuration_count(self, obj):
+        return obj._configuration_count
+
+    def has_add_permission(self, request):
+        # A provider without a route reaches nothing, and the route is
+        # admin-only: only an administrator can add a usable provider.
+        return super().has_add_permission(request) and is_administrator(request.user)
+
+
+# --- Configurations -------------------------------------------------------------
+
+
+@admin.register(Configuration)
+class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+    form = ConfigurationAdminForm
+    list_display = ("identifier", "provider", "model", "rule_mode", "rule_tag_list", "judge_list",
+                    "fallback_list", "budget_daily_requests")
+    list_filter = ("rule_mode", "rule_default", "provider", "provider__kind", "provider__trust_zone")
+    search_fields = ("identifier", "model", "provider__name", "system_prompt")
+    list_select_related = ("provider",)
+    ordering = ("identifier",)
+    fieldsets = (
+        (None, {"fields": ("identifier", "provider", "model", "system_prompt", "temperature", "max_tokens",
+                           "timeout", "fallbacks")}),
+        (_("Budget caps per day (0 = no cap)"), {
+            "fields": ("budget_daily_requests", "budget_daily_tokens", "budget_daily_cost"),
+        }),
+        (_("Context and rules"), {
+            "fields": ("context_tags", "rule_mode", "rule_tags", "rule_judges", "rule_default",
+                       "min_confidence", "escalation"),
+            "description": ADMIN_ONLY_NOTE,
+        }),
+    )
+
+    @admin.display(description=_("rule tags"))
+    def rule_tag_list(self, obj):
+        return ", ".join(obj.rule_tags) or "—"
+
+    @admin.display(description=_("judges"))
+    def judge_list(self, obj):
+        return ", ".join(obj.rule_judges) or "—"
+
+    @admin.display(description=_("fallbacks"))
+    def fallback_list(self, obj):
+        return ", ".join(obj.fallbacks) or "—"
+
+
+# --- Consumers ------------------------------------------------------------------
+
+
+@admin.register(Consumer)
+class ConsumerAdmin(admin.ModelAdmin):
+    """API consumers. Tokens are issued on the command line; only administrators change a consumer."""
+
+    list_display = ("name", "token_prefix", "is_admin", "configuration_list", "is_active_display", "created_at",
+                    "revoked_at")
+    list_filter = ("is_admin", ("revoked_at", admin.EmptyFieldListFilter), "configurations")
+    search_fields = ("name", "token_prefix")
+    ordering = ("name",)
+    fields = ("name", "token_prefix", "is_admin", "configurations", "throttle_rate", "created_at", "revoked_at")
+    readonly_fields = ("token_prefix", "created_at", "revoked_at")
+    filter_horizontal = ("configurations",)
+    actions = ["revoke"]
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("configurations")
+
+    @admin.display(description=_("configurations"))
+    def configuration_list(self, obj):
+        return ", ".join(c.identifier for c in obj.configurations.all()) or "—"
+
+    @admin.display(description=_("active"), boolean=True, ordering="revoked_at")
+    def is_active_display(self, obj):
+        return obj.is_active
+
+    def has_add_permission(self, request):
+        # A token is shown once, on the command line: `manage.py create_consumer`.
+        return False
+
+    # A consumer's grants and its administrator flag reach the policy through
+    # the API (PUT /api/v1/policy), so changing a consumer is an administrator's act.
+    def has_change_permission(self, request, obj=None):
+        return is_administrator(request.user)
+
+    def has_delete_permission(self, request, obj=None):
+        return is_administrator(request.user)
+
+    @admin.action(description=_("Revoke the selected consumers' tokens"), permissions=["change"])
+    def revoke(self, request, queryset):
+        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        self.message_user(
+            request, ngettext("%d token revoked.", "%d tokens revoked.", count) % count, messages.SUCCESS
+        )
+
+
+# --- Governance log -------------------------------------------------------------
+
+
+@admin.register(GovernanceEvent)
+class GovernanceEventAdmin(admin.ModelAdmin):
+    """Append-only: readable with the view permission, never added, changed or deleted here."""
+
+    list_display = ("at", "decision", "check_name", "configuration", "provider", "model", "actor", "mode",
+                    "correlation_link")
+    list_filter = ("decision", "check_name", "mode", "configuration", "provider")
+    search_fields = ("=correlation_id", "configuration", "actor", "model")
+    date_hierarchy = "at"
+    ordering = ("-at", "-id")
+    # The log grows fast; do not count the whole table on every filtered page.
+    show_full_result_count = False
+    fields = ("at", "correlation_id", "decision", "check_name", "configuration", "provider", "model", "actor",
+              "mode", "detail_pretty")
+    readonly_fields = fields
+
+    @admin.display(description=_("correlation id"))
+    def correlation_link(self, obj):
+        # Every event of one screening shares the id: link to all of them.
+        return format_html('<a href="?{}">{}</a>', urlencode({"q": obj.correlation_id}), obj.correlation_id[:12])
+
+    @admin.display(description=_("detail"))
+    def detail_pretty(self, obj):
+        text = json.dumps(obj.detail, indent=2, ensure_ascii=False, default=str)
+        return format_html('<pre class="gavel-json">{}</pre>', text)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Only `manage.py purge_governance --days N` removes events.
+        return False

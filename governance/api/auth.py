@@ -1,0 +1,66 @@
+"""Consumer tokens: Bearer (or DRF's Token) headers, stored hashed; per-consumer throttling."""
+from django.conf import settings
+from django.utils.translation import gettext_lazy as _
+from rest_framework import authentication, exceptions, permissions, throttling
+
+from governance.models import Consumer
+
+
+class ConsumerTokenAuthentication(authentication.BaseAuthentication):
+    keywords = ("bearer", "token")
+
+    def authenticate(self, request):
+        header = authentication.get_authorization_header(request).split()
+        if not header:
+            return None
+        if header[0].decode("latin-1").lower() not in self.keywords:
+            return None
+        if len(header) != 2:
+            raise exceptions.AuthenticationFailed(_("Give the token after the word Bearer, with no spaces in it."))
+        try:
+            token = header[1].decode("ascii")
+        except UnicodeDecodeError as exc:
+            raise exceptions.AuthenticationFailed(_("The token is not valid.")) from exc
+        consumer = Consumer.objects.filter(token_hash=Consumer.hash_token(token)).first()
+        if consumer is None or not consumer.is_active:
+            raise exceptions.AuthenticationFailed(_("The token is not valid or has been revoked."))
+        return consumer, consumer
+
+    def authenticate_header(self, request):
+        return 'Bearer realm="gavel"'
+
+
+class IsConsumer(permissions.BasePermission):
+    def has_permission(self, request, view):
+        return isinstance(request.user, Consumer)
+
+
+class IsAdminConsumer(permissions.BasePermission):
+    message = _("Only an administrator consumer may use this endpoint.")
+
+    def has_permission(self, request, view):
+        return isinstance(request.user, Consumer) and request.user.is_admin
+
+
+class ConsumerRateThrottle(throttling.SimpleRateThrottle):
+    """One bucket per consumer, at the consumer's own rate or GAVEL_THROTTLE_RATE."""
+
+    scope = "consumer"
+
+    def __init__(self):
+        # The rate depends on the consumer, so it is resolved in allow_request.
+        pass
+
+    def allow_request(self, request, view):
+        consumer = request.user if isinstance(request.user, Consumer) else None
+        if consumer is None:
+            return True
+        self.rate = consumer.throttle_rate or settings.GAVEL_THROTTLE_RATE
+        self.num_requests, self.duration = self.parse_rate(self.rate)
+        return super().allow_request(request, view)
+
+    def get_cache_key(self, request, view):
+        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+
+
+from governance.api import schema  # noqa: E402,F401  (registers the OpenAPI description)

@@ -1,0 +1,126 @@
+"""One error body for every API error (SPEC §11.1), never a stack trace."""
+import logging
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from rest_framework import exceptions, status
+from rest_framework.response import Response
+
+from governance.middleware import error_body
+
+logger = logging.getLogger("gavel.api")
+
+
+class GavelAPIError(exceptions.APIException):
+    """An API error with a stable code and, optionally, field errors."""
+
+    def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None, fields=None):
+        super().__init__(detail=message, code=code or self.default_code)
+        if status_code:
+            self.status_code = status_code
+        self.error_code = code or self.default_code
+        self.fields = fields or {}
+
+
+class BadInput(GavelAPIError):
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "invalid"
+
+
+class TooLarge(GavelAPIError):
+    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
+    default_code = "too_large"
+
+
+class NotGranted(GavelAPIError):
+    status_code = status.HTTP_403_FORBIDDEN
+    default_code = "forbidden"
+
+
+class UnknownRecord(GavelAPIError):
+    status_code = status.HTTP_404_NOT_FOUND
+    default_code = "not_found"
+
+
+class BudgetExceeded(GavelAPIError):
+    status_code = status.HTTP_429_TOO_MANY_REQUESTS
+    default_code = "budget_exceeded"
+
+
+class ProviderFailed(GavelAPIError):
+    status_code = status.HTTP_502_BAD_GATEWAY
+    default_code = "provider_error"
+
+
+class ProviderTimedOut(GavelAPIError):
+    status_code = status.HTTP_504_GATEWAY_TIMEOUT
+    default_code = "provider_timeout"
+
+
+def _flatten(detail) -> dict:
+    """DRF's nested error detail → {"field.path": ["message", ...]}."""
+    fields: dict[str, list[str]] = {}
+
+    def walk(node, path):
+        if isinstance(node, dict):
+            for key, value in node.items():
+                walk(value, f"{path}.{key}" if path else str(key))
+        elif isinstance(node, list):
+            if all(not isinstance(item, (dict, list)) for item in node):
+                fields.setdefault(path or "non_field_errors", []).extend(str(item) for item in node)
+            else:
+                for index, item in enumerate(node):
+                    walk(item, f"{path}[{index}]")
+        else:
+            fields.setdefault(path or "non_field_errors", []).append(str(node))
+
+    walk(detail, "")
+    return fields
+
+
+_STATUS_CODES = {
+    400: "invalid",
+    401: "not_authenticated",
+    403: "forbidden",
+    404: "not_found",
+    405: "method_not_allowed",
+    406: "not_acceptable",
+    413: "too_large",
+    415: "unsupported_media_type",
+    429: "throttled",
+}
+
+
+def exception_handler(exc, context):
+    """Turn any exception raised in an API view into the one error shape."""
+    if isinstance(exc, Http404):
+        exc = exceptions.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(str(exc) or None)
+
+    if isinstance(exc, GavelAPIError):
+        body = error_body(exc.error_code, str(exc.detail), exc.fields)
+        return Response(body, status=exc.status_code)
+    if isinstance(exc, exceptions.ValidationError):
+        fields = _flatten(exc.detail)
+        return Response(error_body("invalid", "The request has invalid fields.", fields), status=400)
+    if isinstance(exc, exceptions.ParseError):
+        return Response(error_body("malformed", f"The body is not valid JSON: {exc.detail}"), status=400)
+    if isinstance(exc, exceptions.UnsupportedMediaType):
+        # A body Gavel cannot read is bad input, whatever it claimed to be.
+        return Response(error_body("malformed", "Send the body as JSON (Content-Type: application/json)."), status=400)
+    if isinstance(exc, exceptions.Throttled):
+        response = Response(
+            error_body("throttled", "Too many requests; try again later.", {}), status=429
+        )
+        if exc.wait is not None:
+            response["Retry-After"] = str(int(exc.wait) + 1)
+        return response
+    if isinstance(exc, exceptions.APIException):
+        code = _STATUS_CODES.get(exc.status_code, "error")
+        response = Response(error_body(code, str(exc.detail)), status=exc.status_code)
+        if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
+            response["WWW-Authenticate"] = 'Bearer realm="gavel"'
+        return response
+    logger.exception("unhandled API error", exc_info=exc)
+    return Response(error_body("server_error", "Gavel could not complete the request; it has been logged."), status=500)

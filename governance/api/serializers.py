@@ -1,0 +1,174 @@
+"""Input and output serializers of the REST API (SPEC §11.1). Unknown keys are errors."""
+import json
+
+from django.utils.translation import gettext_lazy as _
+from rest_framework import serializers
+
+from governance.screening import KINDS
+
+
+class StrictSerializer(serializers.Serializer):
+    """Refuse keys the endpoint does not know, instead of silently dropping them."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, dict):
+            raise serializers.ValidationError({"non_field_errors": [_("The body must be a JSON object.")]})
+        unknown = sorted(set(data) - set(self.fields))
+        errors = {key: [_("Unknown field.")] for key in unknown}
+        try:
+            value = super().to_internal_value(data)
+        except serializers.ValidationError as exc:
+            errors = {**exc.detail, **errors}
+            raise serializers.ValidationError(errors) from exc
+        if errors:
+            raise serializers.ValidationError(errors)
+        return value
+
+
+class ToolCallSerializer(StrictSerializer):
+    id = serializers.CharField(required=False, allow_blank=True, max_length=200)
+    name = serializers.CharField(max_length=200)
+    arguments = serializers.JSONField(help_text="An object, or a JSON string.")
+
+    def validate_arguments(self, value):
+        if isinstance(value, str):
+            try:
+                json.loads(value)
+            except ValueError:
+                raise serializers.ValidationError(_("A string of arguments must hold JSON."))
+            return value
+        if not isinstance(value, (dict, list)):
+            raise serializers.ValidationError(_("Give an object or a JSON string."))
+        return value
+
+
+class ConfigurationRefs(serializers.Serializer):
+    configuration = serializers.SlugField(required=False, allow_null=True, max_length=100)
+    also = serializers.ListField(child=serializers.SlugField(max_length=100), required=False, default=list)
+    site = serializers.SlugField(required=False, allow_blank=True, default="", max_length=100)
+    language = serializers.RegexField(
+        r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$", required=False, allow_blank=True, default="", max_length=35
+    )
+
+
+class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
+    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
+    format = serializers.ChoiceField(choices=["text", "json"], default="text")
+    tool_calls = ToolCallSerializer(many=True, required=False, default=list)
+    kind = serializers.ChoiceField(choices=KINDS, default="completion")
+    offers_tools = serializers.BooleanField(default=False)
+    read_tools = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    served_by = serializers.SlugField(required=False, allow_null=True, max_length=100)
+
+    def validate(self, attrs):
+        if attrs.get("format") == "json":
+            try:
+                json.loads(attrs["text"])
+            except ValueError:
+                raise serializers.ValidationError({"text": [_("format is json but the text is not JSON.")]})
+        return attrs
+
+
+class MessageSerializer(StrictSerializer):
+    role = serializers.ChoiceField(choices=["system", "user", "assistant", "tool"])
+    content = serializers.CharField(allow_blank=True, trim_whitespace=False, allow_null=True)
+    name = serializers.CharField(required=False, max_length=200)
+    tool_call_id = serializers.CharField(required=False, max_length=200)
+    tool_calls = serializers.ListField(child=serializers.DictField(), required=False)
+
+
+class CompletionRequestSerializer(StrictSerializer, ConfigurationRefs):
+    configuration = serializers.SlugField(max_length=100)
+    messages = MessageSerializer(many=True, allow_empty=False)
+    tools = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+    read_tools = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
+    kind = serializers.ChoiceField(choices=KINDS, default="completion")
+    stream = serializers.BooleanField(default=False)
+
+    def validate_tools(self, tools):
+        for index, tool in enumerate(tools):
+            function = tool.get("function") if isinstance(tool, dict) else None
+            if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
+                raise serializers.ValidationError(
+                    _("tools[%(i)d] must be an OpenAI function tool with a name.") % {"i": index}
+                )
+        return tools
+
+
+# --- response documentation (drf-spectacular) ---
+class HintSerializer(serializers.Serializer):
+    check = serializers.CharField()
+    type = serializers.CharField()
+    configuration = serializers.CharField(required=False)
+    rule = serializers.DictField(required=False)
+    list = serializers.CharField(required=False)
+    terms = serializers.ListField(child=serializers.CharField(), required=False)
+    passage = serializers.CharField(allow_null=True)
+    start = serializers.IntegerField(allow_null=True)
+    end = serializers.IntegerField(allow_null=True)
+    reason = serializers.CharField(required=False)
+    message = serializers.CharField()
+
+
+class CheckSerializer(serializers.Serializer):
+    check = serializers.CharField()
+    result = serializers.CharField()
+    reason = serializers.CharField(required=False)
+
+
+class BlockSerializer(serializers.Serializer):
+    check = serializers.CharField()
+    message = serializers.CharField()
+    stored_message = serializers.CharField()
+
+
+class VerificationSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["verified", "unverified", "not_applicable"])
+    checks = serializers.ListField(child=serializers.DictField())
+
+
+class ScreeningResponseSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    policy_version = serializers.IntegerField()
+    outcome = serializers.ChoiceField(choices=["allowed", "allowed_with_hints", "blocked"])
+    text = serializers.CharField(required=False)
+    tool_calls = serializers.ListField(child=serializers.DictField(), required=False)
+    hints = HintSerializer(many=True)
+    block = BlockSerializer(allow_null=True)
+    verification = VerificationSerializer()
+    checks = CheckSerializer(many=True)
+
+
+class CompletionInfoSerializer(serializers.Serializer):
+    provider = serializers.CharField()
+    model = serializers.CharField()
+    usage = serializers.DictField()
+    cost = serializers.FloatField()
+
+
+class CompletionResponseSerializer(ScreeningResponseSerializer):
+    completion = CompletionInfoSerializer()
+
+
+class ErrorDetailSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+    fields = serializers.DictField(child=serializers.ListField(child=serializers.CharField()))
+
+
+class ErrorSerializer(serializers.Serializer):
+    error = ErrorDetailSerializer()
+
+
+class GovernanceEventSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    at = serializers.DateTimeField()
+    correlation_id = serializers.CharField()
+    decision = serializers.CharField()
+    check = serializers.CharField()
+    configuration = serializers.CharField()
+    provider = serializers.CharField()
+    model = serializers.CharField()
+    actor = serializers.CharField()
+    mode = serializers.CharField()
+    detail = serializers.JSONField()

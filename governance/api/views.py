@@ -1,0 +1,177 @@
+"""REST API views (SPEC §11.1): parse, call one service, render."""
+import json
+
+import yaml
+from django.conf import settings
+from django.db.models import F
+from django.http import StreamingHttpResponse
+from django.utils import translation
+from django.utils.dateparse import parse_datetime
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from governance import completions, policy, services
+from governance.api import serializers
+from governance.api.auth import IsAdminConsumer
+from governance.api.errors import BadInput, TooLarge
+from governance.models import GovernanceEvent, PolicyVersion
+
+ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (400, 401, 403, 404, 413, 429)}
+
+
+def reader_language(request) -> str:
+    return translation.get_language() or settings.LANGUAGE_CODE
+
+
+class GavelAPIView(APIView):
+    """Base view: body-size limit before parsing, request id as the correlation id."""
+
+    def initial(self, request, *args, **kwargs):
+        length = request.META.get("CONTENT_LENGTH") or "0"
+        try:
+            too_large = int(length) > settings.GAVEL_MAX_TEXT_BYTES
+        except ValueError:
+            too_large = False
+        if too_large:
+            raise TooLarge(
+                _("The request body is larger than %(limit)d bytes.") % {"limit": settings.GAVEL_MAX_TEXT_BYTES}
+            )
+        super().initial(request, *args, **kwargs)
+
+    def parsed(self, serializer_class, request):
+        serializer = serializer_class(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        return serializer.validated_data
+
+    @staticmethod
+    def with_policy_version(response, version: int):
+        response["X-Gavel-Policy-Version"] = str(version)
+        return response
+
+
+class ScreeningsView(GavelAPIView):
+    @extend_schema(
+        request=serializers.ScreeningRequestSerializer,
+        responses={200: serializers.ScreeningResponseSerializer, **ERRORS},
+        summary="Screen an output without generating",
+    )
+    def post(self, request):
+        data = self.parsed(serializers.ScreeningRequestSerializer, request)
+        screening, version = services.screen(
+            data, consumer=request.user, actor=f"consumer:{request.user.name}",
+            reader_language=reader_language(request), correlation_id=request.request_id,
+        )
+        return self.with_policy_version(Response(screening.as_response(version)), version)
+
+
+class CompletionsView(GavelAPIView):
+    @extend_schema(
+        request=serializers.CompletionRequestSerializer,
+        responses={
+            200: serializers.CompletionResponseSerializer,
+            502: OpenApiResponse(serializers.ErrorSerializer),
+            504: OpenApiResponse(serializers.ErrorSerializer),
+            **ERRORS,
+        },
+        summary="Generate through a configuration and screen the answer",
+        description="With `stream: true` the answer is Server-Sent Events: delta, hints, blocked, error, done.",
+    )
+    def post(self, request):
+        data = self.parsed(serializers.CompletionRequestSerializer, request)
+        call = completions.prepare(
+            data, consumer=request.user, actor=f"consumer:{request.user.name}",
+            reader_language=reader_language(request), correlation_id=request.request_id,
+        )
+        if data.get("stream"):
+            # Open before answering, so an error before the first chunk is an ordinary JSON error.
+            opened = completions.open_stream(call)
+            response = StreamingHttpResponse(completions.stream_events(call, opened), content_type="text/event-stream")
+            response["Cache-Control"] = "no-cache"
+            response["X-Accel-Buffering"] = "no"
+        else:
+            response = Response(completions.run(call))
+        return self.with_policy_version(response, call.policy_version)
+
+
+class EventsView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("since", str, description="ISO 8601 date-time; events at or after it"),
+            OpenApiParameter("decision", str),
+            OpenApiParameter("configuration", str),
+            OpenApiParameter("limit", int, description="at most 1000, default 100"),
+        ],
+        responses={200: serializers.GovernanceEventSerializer(many=True), **ERRORS},
+        summary="Read the governance log (administrator consumers only)",
+    )
+    def get(self, request):
+        events = GovernanceEvent.objects.all()
+        params = request.query_params
+        unknown = sorted(set(params) - {"since", "decision", "configuration", "limit"})
+        if unknown:
+            raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
+        if params.get("since"):
+            since = parse_datetime(params["since"])
+            if since is None:
+                raise BadInput(_("since is not a date-time."), fields={"since": [_("Give an ISO 8601 date-time.")]})
+            events = events.filter(at__gte=since)
+        if params.get("decision"):
+            if params["decision"] not in GovernanceEvent.Decision.values:
+                raise BadInput(_("Unknown decision."), fields={"decision": [_("Unknown decision.")]})
+            events = events.filter(decision=params["decision"])
+        if params.get("configuration"):
+            events = events.filter(configuration=params["configuration"])
+        try:
+            limit = min(max(int(params.get("limit", 100)), 1), 1000)
+        except ValueError:
+            raise BadInput(_("limit is not a number."), fields={"limit": [_("Give a whole number.")]})
+        rows = events.values("id", "at", "correlation_id", "decision", "configuration",
+                             "provider", "model", "actor", "mode", "detail", check=F("check_name"))[:limit]
+        return Response(serializers.GovernanceEventSerializer(rows, many=True).data)
+
+
+class YAMLOrJSONParser(JSONParser):
+    """PUT policy takes a whole document as JSON or YAML."""
+
+    media_type = "*/*"
+
+    def parse(self, stream, media_type=None, parser_context=None):
+        raw = stream.read() if stream else b""
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadInput(_("The policy document is not UTF-8."), code="malformed") from exc
+        try:
+            if media_type and "json" in media_type:
+                return json.loads(text)
+            return yaml.safe_load(text)
+        except (ValueError, yaml.YAMLError) as exc:
+            raise BadInput(_("The policy document does not parse: %(e)s") % {"e": exc}, code="malformed") from exc
+
+
+class PolicyView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+    parser_classes = [YAMLOrJSONParser]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
+    def get(self, request):
+        return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
+
+    @extend_schema(
+        request={"application/json": OpenApiTypes.OBJECT, "application/yaml": OpenApiTypes.OBJECT},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        summary="Replace the policy document (atomic; nothing is written when any path has an error)",
+    )
+    def put(self, request):
+        try:
+            report = policy.import_policy(request.data, prune=True)
+        except policy.PolicyInvalid as exc:
+            raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
+                           fields=exc.errors) from exc
+        return self.with_policy_version(Response(report.as_dict()), PolicyVersion.current())

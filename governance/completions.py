@@ -1,0 +1,312 @@
+"""The completion service: budget caps, Gavel's own fallback chain, usage, screening, streams.
+
+Every model call in Gavel goes through `call_model` (judges included), which
+asks `judging.llm` — the one module that imports litellm.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from django.db import transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from governance import services
+from governance.api.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.models import Configuration, PolicyVersion, UsageDay
+from governance.screening import CallFacts, Output, ToolCall, run_pipeline, write_events
+
+logger = logging.getLogger("gavel.completions")
+
+
+# --- budget caps (SPEC §2.2) ---
+def over_budget(configuration: Configuration) -> str | None:
+    """The cap today's usage has reached, or None. 0 means no cap."""
+    caps = (
+        ("daily_requests", configuration.budget_daily_requests, "requests"),
+        ("daily_tokens", configuration.budget_daily_tokens, "tokens"),
+        ("daily_cost", configuration.budget_daily_cost, "cost"),
+    )
+    if not any(cap for _, cap, _ in caps):
+        return None
+    usage = UsageDay.objects.filter(configuration=configuration, day=timezone.localdate()).first()
+    if usage is None:
+        return None
+    for name, cap, column in caps:
+        if cap and getattr(usage, column) >= cap:
+            return name
+    return None
+
+
+def _count_request(configuration: Configuration) -> None:
+    day = timezone.localdate()
+    with transaction.atomic():
+        updated = UsageDay.objects.filter(configuration=configuration, day=day).update(requests=F("requests") + 1)
+        if not updated:
+            row, created = UsageDay.objects.get_or_create(configuration=configuration, day=day, defaults={"requests": 1})
+            if not created:
+                UsageDay.objects.filter(pk=row.pk).update(requests=F("requests") + 1)
+
+
+def _count_usage(configuration: Configuration, tokens: int, cost: float) -> None:
+    UsageDay.objects.filter(configuration=configuration, day=timezone.localdate()).update(
+        tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6)))
+    )
+
+
+def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:
+    write_events([{
+        "correlation_id": correlation_id, "decision": "budget_refused", "check_name": "budget",
+        "configuration": configuration.identifier, "provider": configuration.provider.name,
+        "model": configuration.model, "actor": actor[:150], "mode": "", "detail": {"cap": cap},
+    }])
+    return BudgetExceeded(
+        _("The configuration %(c)s has reached its %(cap)s cap for today.") % {"c": configuration.identifier, "cap": cap},
+        fields={"configuration": [_("budget exceeded: %s") % cap]},
+    )
+
+
+# --- one model call with Gavel's fallback chain ---
+def model_target(configuration: Configuration, timeout_cap: float | None = None):
+    from judging.llm import ModelTarget
+
+    provider = configuration.provider
+    timeout = float(configuration.effective_timeout())
+    if timeout_cap is not None:
+        timeout = min(timeout, timeout_cap)
+    return ModelTarget(
+        route=provider.route,
+        model=configuration.model,
+        api_base=provider.api_base or None,
+        api_key=os.environ.get(provider.api_key_env) if provider.api_key_env else None,
+        timeout=timeout,
+        price_in_per_mtok=float(provider.price_per_mtok_in) if provider.price_per_mtok_in is not None else None,
+        price_out_per_mtok=float(provider.price_per_mtok_out) if provider.price_per_mtok_out is not None else None,
+    )
+
+
+def chain_of(configuration: Configuration) -> list[Configuration]:
+    """The configuration, then its fallbacks in order — one hop deep, kinds never mixed."""
+    names = [n for n in configuration.fallbacks if n != configuration.identifier]
+    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
+    chain = [configuration]
+    for name in names:
+        fallback = found.get(name)
+        if fallback is None:
+            logger.warning("fallback %s of %s does not exist; skipped", name, configuration.identifier)
+        elif fallback.provider.kind != configuration.provider.kind:
+            logger.warning("fallback %s of %s is of another kind; skipped", name, configuration.identifier)
+        else:
+            chain.append(fallback)
+    return chain
+
+
+def _messages_for(configuration: Configuration, messages: list[dict]) -> list[dict]:
+    if configuration.system_prompt:
+        return [{"role": "system", "content": configuration.system_prompt}, *messages]
+    return list(messages)
+
+
+def _raise_chain_failure(errors: list) -> None:
+    if errors and all(e.timeout for e in errors):
+        raise ProviderTimedOut(_("Every provider of the chain timed out."))
+    raise ProviderFailed(_("Every provider of the chain failed."))
+
+
+def call_model(configuration: Configuration, messages: list[dict], *, correlation_id: str, actor: str,
+               timeout_cap: float | None = None, **options):
+    """Ask the configuration, falling back on connection errors, timeouts, 429 and 5xx only.
+
+    Returns (reply, serving configuration). Budget caps are checked before any provider is asked.
+    """
+    from judging.llm import ProviderError, complete
+
+    cap = over_budget(configuration)
+    if cap:
+        raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)
+    errors = []
+    for candidate in chain_of(configuration):
+        if candidate is not configuration and over_budget(candidate):
+            continue
+        _count_request(candidate)
+        try:
+            reply = complete(
+                model_target(candidate, timeout_cap),
+                _messages_for(candidate, messages),
+                temperature=options.get("temperature", candidate.temperature),
+                max_tokens=options.get("max_tokens", candidate.max_tokens),
+                **{k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
+            )
+        except ProviderError as exc:
+            logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+            errors.append(exc)
+            if not exc.retryable:
+                raise ProviderFailed(
+                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}
+                ) from exc
+            continue
+        _count_usage(candidate, reply.usage.get("total_tokens", 0), reply.cost)
+        return reply, candidate
+    _raise_chain_failure(errors)
+
+
+# --- the completion endpoint ---
+@dataclass
+class PreparedCall:
+    configuration: Configuration
+    also: list
+    messages: list[dict]
+    tools: list[dict]
+    read_tools: frozenset
+    kind: str
+    site: str
+    language: str
+    actor: str
+    reader_language: str | None
+    correlation_id: str
+    policy_version: int
+    options: dict = field(default_factory=dict)
+
+    def facts(self, served_by=None) -> CallFacts:
+        return CallFacts(
+            configuration=self.configuration, also=self.also, kind=self.kind, offers_tools=bool(self.tools),
+            read_tools=self.read_tools, served_by=served_by, site=self.site, language=self.language,
+            actor=self.actor, reader_language=self.reader_language, correlation_id=self.correlation_id,
+        )
+
+
+def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
+    """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
+    configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    cap = over_budget(configuration)
+    if cap:
+        raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)
+    options = {"tools": data["tools"]} if data.get("tools") else {}
+    return PreparedCall(
+        configuration=configuration, also=also, messages=[dict(m) for m in data["messages"]],
+        tools=data.get("tools") or [], read_tools=frozenset(data.get("read_tools") or ()),
+        kind=data.get("kind", "completion"), site=data.get("site", ""), language=data.get("language", ""),
+        actor=actor, reader_language=reader_language, correlation_id=correlation_id,
+        policy_version=PolicyVersion.current(), options=options,
+    )
+
+
+def _completion_info(reply, served: Configuration) -> dict:
+    return {"provider": served.provider.name, "model": reply.model or served.model,
+            "usage": reply.usage, "cost": round(float(reply.cost), 8)}
+
+
+def _tool_calls(reply) -> list[ToolCall]:
+    return [ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id")) for c in reply.tool_calls]
+
+
+def run(call: PreparedCall) -> dict:
+    """Generate, then screen the answer; the response of SPEC §11.1 with `completion`."""
+    reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
+                               actor=call.actor, **call.options)
+    screening = run_pipeline(Output(text=reply.text or "", tool_calls=_tool_calls(reply)), call.facts(served.provider))
+    body = screening.as_response(call.policy_version)
+    body["completion"] = _completion_info(reply, served)
+    return body
+
+
+# --- streams (SPEC §8.1) ---
+def sse(event: str, data: dict) -> str:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
+
+
+def holds_stream(call: PreparedCall) -> bool:
+    """Held when a term list applies or the effective rule mode is block; never in a tool run."""
+    if call.tools:
+        return False
+    from termlists.guardrail import lists_apply
+
+    facts = call.facts()
+    return facts.strictest_mode == "block" or lists_apply(facts)
+
+
+def open_stream(call: PreparedCall):
+    """Start the stream, falling back until a provider sends its first chunk.
+
+    Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
+    returns (handle, first chunk, serving configuration).
+    """
+    from judging.llm import ProviderError, stream
+
+    errors = []
+    for candidate in chain_of(call.configuration):
+        if candidate is not call.configuration and over_budget(candidate):
+            continue
+        _count_request(candidate)
+        try:
+            handle = stream(
+                model_target(candidate), _messages_for(candidate, call.messages),
+                temperature=candidate.temperature, max_tokens=candidate.max_tokens, **call.options,
+            )
+            iterator = iter(handle)
+            first = next(iterator, None)
+        except ProviderError as exc:
+            errors.append(exc)
+            if not exc.retryable:
+                raise ProviderFailed(_("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}) from exc
+            continue
+        return handle, iterator, first, candidate
+    _raise_chain_failure(errors)
+
+
+def stream_events(call: PreparedCall, opened=None):
+    """Yield the SSE events of one streamed completion; `done` is always last."""
+    from governance.redaction import StreamRedactor
+    from judging.llm import ProviderError
+
+    handle, iterator, first, served = opened or open_stream(call)
+    held = holds_stream(call)
+    redactor = StreamRedactor()
+    parts: list[str] = []
+    try:
+        chunks = iter(([first] if first is not None else []))
+        for delta in _chain(chunks, iterator):
+            parts.append(delta)
+            if not held:
+                safe = redactor.feed(delta)
+                if safe:
+                    yield sse("delta", {"text": safe})
+        if not held:
+            rest = redactor.flush()
+            if rest:
+                yield sse("delta", {"text": rest})
+    except ProviderError as exc:
+        # After the first chunk there is no fallback: report and end.
+        logger.warning("stream failed after it started: %s", exc.reason)
+        error = {"code": "provider_timeout" if exc.timeout else "provider_error",
+                 "message": _("The provider stopped while streaming."), "fields": {}}
+        yield sse("error", {"error": error})
+        yield sse("done", {"id": call.correlation_id, "outcome": "blocked" if held else "allowed",
+                           "checks": [], "hints": [], "block": None,
+                           "verification": {"status": "not_applicable", "checks": []}, "tool_calls": [],
+                           "policy_version": call.policy_version})
+        return
+    reply = handle.reply
+    _count_usage(served, reply.usage.get("total_tokens", 0), reply.cost)
+    screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), call.facts(served.provider))
+    body = screening.as_response(call.policy_version)
+    body["completion"] = _completion_info(reply, served)
+    text = body.pop("text", None)
+    if held:
+        if screening.block is not None:
+            yield sse("blocked", {"block": body["block"]})
+        else:
+            yield sse("delta", {"text": text or ""})
+    elif body["hints"]:
+        yield sse("hints", {"hints": body["hints"]})
+    yield sse("done", body)
+
+
+def _chain(*iterables):
+    for iterable in iterables:
+        yield from iterable

@@ -1,0 +1,45 @@
+"""Every message a person reads, in one place, translatable (SPEC §1).
+
+Messages are rendered from policy facts in the reader's language; the
+governance log keeps only the facts.
+"""
+from django.utils import translation
+from django.utils.translation import gettext_lazy as _
+
+NOT_CHECKED_REASONS = {
+    "timeout": _("the judge did not answer in time"),
+    "error": _("the judge could not be reached"),
+    "unusable": _("the judge's answer could not be used"),
+    "no_judge": _("no judge is configured"),
+    "zone": _("no judge may read this text (trust zone)"),
+    "uncertain": _("the judge was not confident enough"),
+    "not_available": _("this check is not available in this version of Gavel"),
+}
+
+TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")
+TERM_MISSING = _("The term list “%(list)s” requires: %(terms)s.")
+TERM_CHECK_FAILED = _("The term lists could not be checked, so the text was stopped.")
+TERM_REPORTED_SUFFIX = _("(report mode: the text was delivered)")
+TOOL_CHANGE_NOT_PROPOSED = _("The change was not proposed.")
+RULE_VIOLATION = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated by: “%(passage)s”.")
+RULE_VIOLATION_NO_PASSAGE = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated; the judge names no passage.")
+RULE_VIOLATION_STORED = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated.")
+RULES_NOT_CHECKED = _("The rules of %(configuration)s were not checked: %(reason)s.")
+RULES_NOT_CHECKED_BLOCK = _("The rules of %(configuration)s could not be checked (%(reason)s), so the text was stopped.")
+SECRETS_REDACTED = _("%(count)d secret-shaped value(s) were masked.")
+
+
+def render(message, language: str | None = None, **facts) -> str:
+    """Render a message constant with facts, in `language` (or the active language)."""
+    if language:
+        with translation.override(language):
+            return str(message) % facts if facts else str(message)
+    return str(message) % facts if facts else str(message)
+
+
+def reason_text(reason: str, language: str | None = None) -> str:
+    text = NOT_CHECKED_REASONS.get(reason, reason)
+    if language:
+        with translation.override(language):
+            return str(text)
+    return str(text)

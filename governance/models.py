@@ -1,0 +1,256 @@
+"""Gavel's core records: providers, configurations, consumers, governance events.
+
+Field meanings follow SPEC §2; the admin-only ones are named in
+`governance.permissions.ADMIN_ONLY_FIELDS`, never here.
+"""
+import hashlib
+import secrets
+from decimal import Decimal
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext_lazy as _
+from simple_history.models import HistoricalRecords
+
+from judging.zones import TRUST_ZONES
+
+
+def validate_tag_list(value):
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(_("Enter a list of tags."))
+
+
+def normalise_tags(values) -> list[str]:
+    """Tags are a set, stored trimmed and lower-cased, in first-seen order (SPEC §2.4)."""
+    seen: list[str] = []
+    for raw in values or []:
+        tag = str(raw).strip().lower()
+        if tag and tag not in seen:
+            seen.append(tag)
+    return seen
+
+
+class Provider(models.Model):
+    class Kind(models.TextChoices):
+        CHAT = "chat", _("chat")
+        DECISION = "decision", _("decision")
+
+    name = models.SlugField(max_length=100, unique=True)
+    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CHAT)
+    route = models.CharField(
+        max_length=64, help_text=_("litellm provider prefix, e.g. openai, anthropic, ollama, hosted_vllm")
+    )
+    api_base = models.URLField(max_length=500, blank=True, default="")
+    api_key_env = models.CharField(
+        max_length=128,
+        blank=True,
+        default="",
+        help_text=_("Name of the environment variable holding the key. Keys never enter the database."),
+    )
+    trust_zone = models.CharField(
+        max_length=32, choices=[(z, z) for z in TRUST_ZONES], blank=True, default="",
+        help_text=_("Blank means the provider declares no zone."),
+    )
+    timeout = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)], help_text=_("seconds"))
+    price_per_mtok_in = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    price_per_mtok_out = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    def clean(self):
+        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
+            raise ValidationError({"api_key_env": _("Give the name of an environment variable, not a key.")})
+
+
+class Configuration(models.Model):
+    class RuleMode(models.TextChoices):
+        OFF = "off", _("off")
+        REPORT = "report", _("report")
+        BLOCK = "block", _("block")
+
+    class RuleDefault(models.TextChoices):
+        BLOCK = "block", _("block")
+        ALLOW = "allow", _("allow")
+
+    identifier = models.SlugField(max_length=100, unique=True)
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="configurations")
+    model = models.CharField(max_length=200)
+    system_prompt = models.TextField(blank=True, default="")
+    temperature = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)])
+    max_tokens = models.PositiveIntegerField(null=True, blank=True)
+    timeout = models.PositiveIntegerField(default=0, help_text=_("seconds; 0 uses the provider's timeout"))
+    # Ordered identifiers of other configurations, one hop deep (SPEC §2.2).
+    fallbacks = models.JSONField(default=list, blank=True)
+    budget_daily_requests = models.PositiveIntegerField(default=0, help_text=_("0 means no cap"))
+    budget_daily_tokens = models.PositiveBigIntegerField(default=0, help_text=_("0 means no cap"))
+    budget_daily_cost = models.DecimalField(
+        max_digits=12, decimal_places=4, default=Decimal("0"), help_text=_("0 means no cap")
+    )
+    context_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
+    rule_mode = models.CharField(max_length=8, choices=RuleMode.choices, default=RuleMode.OFF)
+    rule_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
+    # Ordered identifiers of judging configurations (SPEC §6.2).
+    rule_judges = models.JSONField(default=list, blank=True)
+    rule_default = models.CharField(max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK)
+    min_confidence = models.FloatField(default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)])
+    escalation = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["identifier"]
+
+    def __str__(self):
+        return self.identifier
+
+    def effective_timeout(self) -> int:
+        return self.timeout or self.provider.timeout
+
+    def clean(self):
+        errors = {}
+        self.context_tags = normalise_tags(self.context_tags)
+        self.rule_tags = normalise_tags(self.rule_tags)
+        for field in ("fallbacks", "rule_judges"):
+            value = getattr(self, field)
+            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+                errors[field] = _("Enter a list of configuration identifiers.")
+                continue
+            if self.identifier and self.identifier in value:
+                errors[field] = _("A configuration cannot name itself.")
+                continue
+            known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
+            missing = [v for v in value if v not in known]
+            if missing:
+                errors[field] = _("Unknown configuration: %(names)s") % {"names": ", ".join(missing)}
+        if self.escalation_id and self.pk and self.escalation_id == self.pk:
+            errors["escalation"] = _("A configuration cannot escalate to itself.")
+        if errors:
+            raise ValidationError(errors)
+
+
+class PolicyVersion(models.Model):
+    """One row whose number changes with every policy edit (SPEC §11.1)."""
+
+    value = models.PositiveBigIntegerField(default=1)
+
+    @classmethod
+    def current(cls) -> int:
+        row = cls.objects.filter(pk=1).values_list("value", flat=True).first()
+        return row or 1
+
+    @classmethod
+    def bump(cls) -> None:
+        updated = cls.objects.filter(pk=1).update(value=F("value") + 1)
+        if not updated:
+            cls.objects.get_or_create(pk=1, defaults={"value": 2})
+
+
+class Consumer(models.Model):
+    """A system that calls the REST API with a token. Only the token's hash is stored."""
+
+    TOKEN_PREFIX = "gvl_"
+
+    name = models.SlugField(max_length=100, unique=True)
+    token_hash = models.CharField(max_length=64, unique=True, editable=False)
+    token_prefix = models.CharField(max_length=12, editable=False)
+    is_admin = models.BooleanField(
+        default=False, help_text=_("An administrator consumer may read the governance log and the policy.")
+    )
+    configurations = models.ManyToManyField(Configuration, blank=True, related_name="consumers")
+    throttle_rate = models.CharField(
+        max_length=32, blank=True, default="", help_text=_("e.g. 120/min; blank uses GAVEL_THROTTLE_RATE")
+    )
+    created_at = models.DateTimeField(default=timezone.now, editable=False)
+    revoked_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self):
+        return self.name
+
+    # DRF treats request.user as a user object; a consumer is always authenticated.
+    is_authenticated = True
+    is_anonymous = False
+
+    @staticmethod
+    def hash_token(token: str) -> str:
+        # Tokens carry 256 bits of randomness, so an unsalted SHA-256 cannot be
+        # brute-forced and lets authentication be one indexed lookup.
+        return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+    def issue_token(self) -> str:
+        """Give the consumer a new token; return it (the only time it is readable)."""
+        token = self.TOKEN_PREFIX + secrets.token_urlsafe(32)
+        self.token_hash = self.hash_token(token)
+        self.token_prefix = token[:10]
+        return token
+
+    @property
+    def is_active(self) -> bool:
+        return self.revoked_at is None
+
+
+class GovernanceEvent(models.Model):
+    """Append-only audit row holding policy facts, never generated text (SPEC §2.7, §9)."""
+
+    class Decision(models.TextChoices):
+        BLOCKED = "blocked"
+        REPORTED = "reported"
+        NOT_CHECKED = "not_checked"
+        REDACTED = "redacted"
+        ESCALATED = "escalated"
+        UNVERIFIED = "unverified"
+        BUDGET_REFUSED = "budget_refused"
+
+    class Check(models.TextChoices):
+        SECRET_REDACTION = "secret_redaction"
+        TERM_LIST = "term_list"
+        PATTERN_RULES = "pattern_rules"
+        CITATIONS = "citations"
+        RULES_JUDGE = "rules_judge"
+        BUDGET = "budget"
+
+    at = models.DateTimeField(default=timezone.now, db_index=True)
+    correlation_id = models.CharField(max_length=64, db_index=True)
+    decision = models.CharField(max_length=20, choices=Decision.choices, db_index=True)
+    # `check` would shadow Model.check(); the column and the API still say "check".
+    check_name = models.CharField(max_length=20, choices=Check.choices, db_column="check")
+    # Identifiers, not foreign keys: the log outlives the records it names.
+    configuration = models.CharField(max_length=100, blank=True, default="", db_index=True)
+    provider = models.CharField(max_length=100, blank=True, default="")
+    model = models.CharField(max_length=200, blank=True, default="")
+    actor = models.CharField(max_length=150, blank=True, default="")
+    mode = models.CharField(max_length=8, blank=True, default="")
+    detail = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        ordering = ["-at", "-id"]
+        indexes = [models.Index(fields=["configuration", "at"])]
+
+    def __str__(self):
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.decision} {self.check_name} {self.configuration}"
+
+
+class UsageDay(models.Model):
+    """Requests, tokens and cost one configuration used on one calendar day (budget caps)."""
+
+    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="usage_days")
+    day = models.DateField()
+    requests = models.PositiveIntegerField(default=0)
+    tokens = models.PositiveBigIntegerField(default=0)
+    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["configuration", "day"], name="usage_day_unique")]

@@ -1,0 +1,241 @@
+"""Secret redaction (SPEC §9): mask key- and token-shaped strings in finished text and live streams.
+Pure standard library, no Django: `redact` for a whole text, `StreamRedactor` for a live stream (§8.1)."""
+import re
+from dataclasses import dataclass
+
+# What is masked, and the mask that replaces it. A Finding never holds the
+# value; its offsets cover exactly the characters of the ORIGINAL text that the
+# mask replaced.
+#
+#   kind               shape                                         becomes
+#   url_userinfo       scheme://user:PASSWORD@host (also :\/\/)      user:***@host  (user kept, itself
+#                                                                    checked for token shapes)
+#   url_query_secret   ?api_key=VALUE / &token=VALUE / &amp;sig=…    ?api_key=***
+#   openai_key         sk-…, sk-proj-…, sk-ant-… (20+ of [\w-])       sk-***
+#   aws_access_key     AKIA / ASIA + 16 of [A-Z0-9]                  AKIA*** / ASIA***
+#   github_token       ghp_/gho_/ghu_/ghs_/ghr_ + 36+ alnum,         ghp_*** … / github_pat_***
+#                      github_pat_ + 22+ of [A-Za-z0-9_]
+#   slack_token        xoxa-/xoxb-/xoxp-/xoxr-/xoxs- + 10+           xoxb-*** …
+#   google_api_key     AIza + 35+ of [\w-]                           AIza***
+#   jwt                eyJ… . … . …  (three base64url segments)      eyJ***
+#   bearer             Bearer TOKEN (16+ chars, has a digit or       Bearer ***  (word and spacing kept)
+#                      camelCase; "Bearer in mind" is prose)
+#
+# Every mask ends in "***", which no shape accepts as a value: redacting a
+# redacted text finds nothing and changes nothing (idempotent). A text with no
+# findings is returned as the very same string object.
+#
+# Guards against prose: a shape must start at a boundary (not in the middle of a
+# word, so "risk-free" is not "sk-free"); `sk-` needs 20+ characters with a digit
+# or a 20-character alphanumeric run ("sk-learn-compatible-…" stays); hashes,
+# UUIDs, paths, e-mail addresses and URLs without credentials match nothing.
+#
+# Every quantifier is greedy over a character class that the next part of the
+# pattern cannot start with, so a match attempt never backtracks more than
+# linearly; all patterns are compiled once, at import.
+
+MASK = "***"
+
+_B64 = r"A-Za-z0-9_\-"                      # base64url
+_TOKEN68 = r"A-Za-z0-9._~+/=\-"             # RFC 6750 bearer token characters
+_URL_STOP = r"\s/?#\"'<>`\\"                 # ends a URL authority
+_VALUE_STOP = r"\s&#\"'<>`\\)\]},;|"         # ends a query value
+
+_AFTER_SCHEME = r"(?:(?<=://)|(?<=:\\/\\/))"
+_AFTER_QUERY_SEP = r"(?:(?<=[?&])|(?<=&amp;))"
+_QUERY_NAME = r"""(?i:(?:x[-_])?(?:amz[-_]|goog[-_])?(?:
+      (?:api|access|secret|private|subscription|app|client|master|account)[-_]?key
+    | key
+    | (?:access|refresh|id|auth|session|security|private|oauth|bearer|api|app|client)[-_]?token
+    | token
+    | (?:client|app|consumer|api|shared|webhook)[-_]?secret
+    | secret
+    | password | passwd | pwd | pass
+    | signature | sig
+))"""
+
+# Value shapes, usable on their own (inside the user part of a URL) and in the
+# combined pattern. Each named group is the whole match of its alternative.
+_SHAPES = rf"""
+  (?P<openai_key>(?<![{_B64}])sk-
+      (?=[A-Za-z_\-]{{0,63}}[0-9]|(?:[{_B64}]{{0,63}}[_\-])?[A-Za-z0-9]{{20}})
+      [{_B64}]{{20,}})
+| (?P<aws_access_key>(?<![A-Za-z0-9])A[KS]IA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
+| (?P<github_token>(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}))
+| (?P<slack_token>(?<![{_B64}])xox[abprs]-[A-Za-z0-9\-]{{10,}})
+| (?P<google_api_key>(?<![{_B64}])AIza[{_B64}]{{35,}})
+| (?P<jwt>(?<![{_B64}])eyJ[{_B64}]{{5,}}\.[{_B64}]{{2,}}\.[{_B64}]*)
+"""
+
+_PATTERN = re.compile(
+    rf"""
+  (?P<url_userinfo>{_AFTER_SCHEME}(?P<ui_user>[^{_URL_STOP}@:]*):(?P<ui_pass>[^{_URL_STOP}]+)@)
+| (?P<url_query_secret>{_AFTER_QUERY_SEP}{_QUERY_NAME}=(?P<q_value>[^{_VALUE_STOP}]+))
+| (?P<bearer>(?<![{_B64}])(?i:bearer)[ \t]+
+      (?P<b_token>(?=[A-Za-z._~+/=\-]{{0,63}}[0-9]|[{_TOKEN68}]{{0,62}}?[a-z][A-Z])
+      [{_TOKEN68}]{{15,}}[A-Za-z0-9_~+/=\-]))
+| {_SHAPES}
+""",
+    re.VERBOSE,
+)
+_SHAPE_PATTERN = re.compile(_SHAPES, re.VERBOSE)
+
+# For streams: a match attempt starting at one of these positions may still
+# depend on text that has not arrived yet (it reaches the end of what we hold).
+# Each alternative is the most a matching attempt of the pattern above can read
+# before it is decided, so cutting before the first such position is safe.
+_OPEN = re.compile(
+    rf"""(?:
+  {_AFTER_SCHEME}[^{_URL_STOP}@:]*(?::[^{_URL_STOP}]*)?
+| {_AFTER_QUERY_SEP}(?:[A-Za-z_\-]{{0,40}}|{_QUERY_NAME}=[^{_VALUE_STOP}]*)
+| (?<![{_B64}])(?i:bearer(?:[ \t]+[{_TOKEN68}]*)?|beare|bear|bea|be|b)
+| (?<![{_B64}])(?:sk-[{_B64}]*|sk|s)
+| (?<![A-Za-z0-9])(?:A[KS]IA[A-Z0-9]*|A[KS]I|A[KS]|A)
+| (?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]*|gh[pousr]|gh|g
+                    |github_pat_[A-Za-z0-9_]*|github_pat|github_pa|github_p|github_
+                    |github|githu|gith|git|gi)
+| (?<![{_B64}])(?:xox[abprs]-[A-Za-z0-9\-]*|xox[abprs]|xox|xo|x)
+| (?<![{_B64}])(?:AIza[{_B64}]*|AIz|AI)
+| (?<![{_B64}])(?:eyJ[{_B64}]*(?:\.[{_B64}]*(?:\.[{_B64}]*)?)?|ey|e)
+)\Z""",
+    re.VERBOSE,
+)
+_LOOKBEHIND = 8  # characters of already-emitted text a stream keeps for lookbehinds (longest: "&amp;")
+
+_KEEP_PREFIX = {"openai_key": 3, "aws_access_key": 4, "slack_token": 5, "google_api_key": 4, "jwt": 3}
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One masked value: its kind and its [start, end) in the original text. Never the value."""
+
+    kind: str
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class RedactionResult:
+    text: str
+    findings: list[Finding]
+
+
+def _shape_edits(text: str, start: int, end: int) -> list[tuple[int, int, str, str]]:
+    edits = []
+    for match in _SHAPE_PATTERN.finditer(text, start, end):
+        kind = match.lastgroup
+        value = match.group()
+        if kind == "github_token":
+            prefix = "github_pat_" if value.startswith("github_pat_") else value[:4]
+        else:
+            prefix = value[: _KEEP_PREFIX[kind]]
+        edits.append((match.start(), match.end(), prefix + MASK, kind))
+    return edits
+
+
+def _edits(match: re.Match) -> list[tuple[int, int, str, str]]:
+    """The replacements one match makes: (start, end, replacement, kind), in order."""
+    kind = match.lastgroup
+    if kind == "url_userinfo":
+        edits = _shape_edits(match.string, *match.span("ui_user"))
+        if match.group("ui_pass") != MASK:
+            edits.append((*match.span("ui_pass"), MASK, kind))
+        return edits
+    if kind == "url_query_secret":
+        if match.group("q_value") == MASK:
+            return []
+        return [(*match.span("q_value"), MASK, kind)]
+    if kind == "bearer":
+        return [(*match.span("b_token"), MASK, kind)]
+    return _shape_edits(match.string, *match.span())
+
+
+def _apply(text: str, start: int, end: int, edits: list[tuple[int, int, str, str]]) -> str:
+    pieces = []
+    position = start
+    for edit_start, edit_end, replacement, _kind in edits:
+        pieces.append(text[position:edit_start])
+        pieces.append(replacement)
+        position = edit_end
+    pieces.append(text[position:end])
+    return "".join(pieces)
+
+
+def redact(text: str) -> RedactionResult:
+    """Mask every secret-shaped value in `text`; the same object comes back when nothing matched."""
+    edits = []
+    for match in _PATTERN.finditer(text):
+        edits.extend(_edits(match))
+    if not edits:
+        return RedactionResult(text, [])
+    findings = [Finding(kind, start, end) for start, end, _replacement, kind in edits]
+    return RedactionResult(_apply(text, 0, len(text), edits), findings)
+
+
+class StreamRedactor:
+    """Redaction for a live stream: what `feed` and `flush` return, joined, is `redact(whole).text`.
+
+    Hold-back: text is emitted up to the first position where a match attempt
+    is still undecided — where what is held could be the start of a secret (a
+    lone "s", "sk-abc", "AKIA12", "Bearer ", "eyJhbGc.eyJz", the credentials
+    part of "https://user:pa", the value of "?token=ab"). Everything before it
+    is decided whatever arrives next, so it is redacted and sent; ordinary prose
+    holds back at most its last partial word. The window is as long as the
+    secret-shaped run being streamed (a JWT is held until it ends), never cut
+    short: a fixed cap would let the head of a long token out unmasked.
+    `findings` offsets are into the whole stream.
+    """
+
+    def __init__(self) -> None:
+        self.findings: list[Finding] = []
+        self._context = ""   # last characters already emitted (original text), for lookbehinds
+        self._held = ""      # original text not yet emitted
+        self._offset = 0     # offset of `_held` in the whole stream
+        self._flushed = False
+
+    @property
+    def held(self) -> int:
+        """How many characters are held back right now."""
+        return len(self._held)
+
+    def feed(self, chunk: str) -> str:
+        """Take the next chunk; return the text that is safe to emit now (may be empty)."""
+        if self._flushed:
+            raise RuntimeError("StreamRedactor.feed after flush")
+        if not chunk:
+            return ""
+        self._held += chunk
+        return self._emit(final=False)
+
+    def flush(self) -> str:
+        """End of the stream: return everything still held, redacted."""
+        if self._flushed:
+            return ""
+        self._flushed = True
+        return self._emit(final=True)
+
+    def _emit(self, final: bool) -> str:
+        text = self._context + self._held
+        base = len(self._context)
+        cut = len(text)
+        if not final:
+            open_at = _OPEN.search(text, base)
+            if open_at is not None:
+                cut = open_at.start()
+        edits = []
+        for match in _PATTERN.finditer(text, base):
+            if match.start() >= cut:
+                break
+            if match.end() > cut:   # decided, but reaches into the held part: hold it whole
+                cut = match.start()
+                break
+            edits.extend(_edits(match))
+        if cut == base:
+            return ""
+        shift = self._offset - base
+        self.findings.extend(Finding(kind, start + shift, end + shift) for start, end, _r, kind in edits)
+        out = _apply(text, base, cut, edits) if edits else text[base:cut]
+        self._context = text[max(0, cut - _LOOKBEHIND):cut]
+        self._held = text[cut:]
+        self._offset += cut - base
+        return out

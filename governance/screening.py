@@ -1,0 +1,267 @@
+"""The screening pipeline (SPEC §3): ordered steps over an output and its call facts.
+
+Each step reads the text the step before left, adds hints, may stop the text,
+and reports itself once in `checks`. The result has the shape of SPEC §11.1.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from dataclasses import dataclass, field
+from functools import cached_property
+
+from django.utils.module_loading import import_string
+
+from governance import text as textlib
+
+logger = logging.getLogger("gavel.screening")
+
+# Order is the contract (SPEC §3): redaction first, judges last, so a judge
+# reads redacted text and a text a term list stopped costs no judge call.
+PIPELINE = (
+    "governance.steps.redact_secrets",
+    "termlists.guardrail.check_term_lists",
+    "governance.steps.check_pattern_rules",
+    "governance.steps.check_citations",
+    "judging.guardrail.judge_rules",
+)
+
+KINDS = ("completion", "queued_task", "field_fill", "image_description", "internal")
+MODE_STRICTNESS = {"off": 0, "report": 1, "block": 2}
+
+
+@dataclass
+class ToolCall:
+    name: str
+    arguments: dict | list | str
+    id: str | None = None
+
+    def as_dict(self) -> dict:
+        data = {"name": self.name, "arguments": self.arguments}
+        if self.id is not None:
+            data = {"id": self.id, **data}
+        return data
+
+
+@dataclass
+class Output:
+    text: str = ""
+    format: str = "text"  # text | json
+    tool_calls: list[ToolCall] = field(default_factory=list)
+
+
+@dataclass
+class CallFacts:
+    configuration: object | None = None  # governance.models.Configuration
+    also: list = field(default_factory=list)
+    kind: str = "completion"
+    offers_tools: bool = False
+    read_tools: frozenset = frozenset()
+    served_by: object | None = None  # governance.models.Provider
+    site: str = ""
+    language: str = ""
+    actor: str = ""
+    reader_language: str | None = None
+    correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+
+    @property
+    def configurations(self) -> list:
+        """The named configuration and those in `also`, each once."""
+        seen, result = set(), []
+        for config in [self.configuration, *self.also]:
+            if config is not None and config.pk not in seen:
+                seen.add(config.pk)
+                result.append(config)
+        return result
+
+    @property
+    def strictest_mode(self) -> str:
+        modes = [c.rule_mode for c in self.configurations] or ["off"]
+        return max(modes, key=MODE_STRICTNESS.__getitem__)
+
+
+@dataclass
+class Block:
+    check: str
+    message: str
+    stored_message: str
+
+    def as_dict(self) -> dict:
+        return {"check": self.check, "message": self.message, "stored_message": self.stored_message}
+
+
+class Screening:
+    """The state one output carries through the pipeline."""
+
+    def __init__(self, output: Output, facts: CallFacts):
+        self.output = output
+        self.facts = facts
+        self.hints: list[dict] = []
+        self.block: Block | None = None
+        self.checks: list[dict] = []
+        self.events: list[dict] = []
+        self.verification: dict = {"status": "not_applicable", "checks": []}
+        self.held_tool_calls_blocked = False
+
+    # --- what steps call ---
+    def check(self, name: str, result: str, reason: str | None = None) -> None:
+        entry = {"check": name, "result": result}
+        if reason:
+            entry["reason"] = reason
+        self.checks.append(entry)
+
+    def stop(self, check: str, message: str, stored_message: str) -> None:
+        """Stop the text. The first block wins; later steps are skipped."""
+        if self.block is None:
+            self.block = Block(check, message, stored_message)
+
+    def add_hint(self, hint: dict) -> None:
+        passage = hint.get("passage")
+        hint.setdefault("passage", None)
+        start = end = None
+        if passage and "tool_call" not in hint:
+            found = self.output.text.find(passage)
+            if found >= 0:
+                start, end = found, found + len(passage)
+        hint.setdefault("start", start)
+        hint.setdefault("end", end)
+        self.hints.append(hint)
+
+    def record(self, decision: str, check: str, detail: dict, *, configuration=None, mode: str = "") -> None:
+        """Queue a governance event: policy facts only, never generated text (SPEC §9)."""
+        config = configuration or self.facts.configuration
+        served = self.facts.served_by
+        self.events.append(
+            {
+                "correlation_id": self.facts.correlation_id,
+                "decision": decision,
+                "check_name": check,
+                "configuration": getattr(config, "identifier", "") or "",
+                "provider": getattr(served, "name", "") or getattr(getattr(config, "provider", None), "name", ""),
+                "model": getattr(config, "model", "") or "",
+                "actor": self.facts.actor[:150],
+                "mode": mode,
+                "detail": detail,
+            }
+        )
+
+    # --- what the text is, for each check (SPEC §3, §5.3, §8.2) ---
+    @property
+    def answer_is_screened(self) -> bool:
+        """In a run that offers tools the answer is conversation, not output."""
+        return not self.facts.offers_tools
+
+    def screened_tool_calls(self) -> list[tuple[int, ToolCall]]:
+        calls = list(enumerate(self.output.tool_calls))
+        if self.facts.offers_tools:
+            # Only a tool the caller declares as a read is exempt; unknown tools are screened.
+            calls = [(i, c) for i, c in calls if c.name not in self.facts.read_tools]
+        return calls
+
+    def tool_argument_texts(self) -> list[tuple[int, str, str]]:
+        """(tool call index, argument path, string value) for every screened call."""
+        found = []
+        for index, call in self.screened_tool_calls():
+            for path, value in textlib.argument_strings(call.arguments):
+                found.append((index, path, value))
+        return found
+
+    @cached_property
+    def answer_json_text(self) -> str | None:
+        if self.output.format != "json":
+            return None
+        try:
+            return textlib.json_text(self.output.text)
+        except textlib.NotJSON:
+            return None
+
+    def answer_texts(self) -> list[str]:
+        """The answer as delivered and, for JSON, as its decoded strings (so `\\u004b` hides nothing)."""
+        if not self.answer_is_screened:
+            return []
+        texts = [self.output.text]
+        if self.answer_json_text is not None:
+            texts.append(self.answer_json_text)
+        return texts
+
+    def finished_answer(self) -> str | None:
+        """The answer when it is finished text (SPEC §3); JSON counts by its strings."""
+        if not self.answer_is_screened or self.facts.kind in ("image_description", "internal"):
+            return None
+        text = self.answer_json_text if self.output.format == "json" else self.output.text
+        if text is None:
+            return None
+        return text if textlib.count_words(text) >= textlib.FINISHED_TEXT_MIN_WORDS else None
+
+    def judged_text(self) -> str | None:
+        """What a rule set judges (SPEC §6.8): finished answer, or joined write arguments in a tool run."""
+        if self.facts.kind == "internal":
+            return None
+        if self.facts.offers_tools:
+            joined = "\n".join(value for _, _, value in self.tool_argument_texts())
+            return joined if textlib.count_words(joined) >= textlib.FINISHED_TEXT_MIN_WORDS else None
+        return self.finished_answer()
+
+    # --- the result ---
+    @property
+    def outcome(self) -> str:
+        if self.block is not None:
+            return "blocked"
+        return "allowed_with_hints" if self.hints else "allowed"
+
+    def as_response(self, policy_version: int) -> dict:
+        body = {
+            "id": self.facts.correlation_id,
+            "policy_version": policy_version,
+            "outcome": self.outcome,
+        }
+        if self.block is None:
+            body["text"] = self.output.text
+            body["tool_calls"] = [c.as_dict() for c in self.output.tool_calls]
+        body["hints"] = self.hints
+        body["block"] = self.block.as_dict() if self.block else None
+        body["verification"] = self.verification
+        body["checks"] = self.checks
+        return body
+
+
+_steps_cache: list | None = None
+
+
+def pipeline_steps() -> list:
+    global _steps_cache
+    if _steps_cache is None:
+        _steps_cache = [(path.rsplit(".", 1)[1], import_string(path)) for path in PIPELINE]
+    return _steps_cache
+
+
+STEP_CHECK_NAMES = {
+    "redact_secrets": "secret_redaction",
+    "check_term_lists": "term_list",
+    "check_pattern_rules": "pattern_rules",
+    "check_citations": "citations",
+    "judge_rules": "rules_judge",
+}
+
+
+def run_pipeline(output: Output, facts: CallFacts) -> Screening:
+    """Pass the output through every step, in order; write the governance events."""
+    screening = Screening(output, facts)
+    for step_name, step in pipeline_steps():
+        if screening.block is not None:
+            screening.check(STEP_CHECK_NAMES[step_name], "skipped", "earlier_block")
+            continue
+        step(screening)
+    if screening.block is not None and screening.output.tool_calls:
+        # A block stops the whole response: no proposed tool call is returned.
+        screening.held_tool_calls_blocked = True
+    write_events(screening.events)
+    return screening
+
+
+def write_events(events: list[dict]) -> None:
+    if not events:
+        return
+    from governance.models import GovernanceEvent
+
+    GovernanceEvent.objects.bulk_create([GovernanceEvent(**event) for event in events])

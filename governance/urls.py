@@ -1,0 +1,26 @@
+"""URL map: admin, REST API v1, review UI, health check."""
+from django.contrib import admin
+from django.urls import include, path
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+
+from governance import health
+from governance.api import views
+
+api = [
+    path("screenings", views.ScreeningsView.as_view(), name="screenings"),
+    path("completions", views.CompletionsView.as_view(), name="completions"),
+    path("events", views.EventsView.as_view(), name="events"),
+    path("policy", views.PolicyView.as_view(), name="policy"),
+    path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
+    path(
+        "docs/",
+        SpectacularSwaggerView.as_view(url_name="api:schema", authentication_classes=[], permission_classes=[]),
+        name="docs",
+    ),
+]
+
+urlpatterns = [
+    path("healthz", health.healthz, name="healthz"),
+    path("admin/", admin.site.urls),
+    path("api/v1/", include((api, "api"))),
+]

@@ -1,0 +1,75 @@
+"""Snippet admin: tags edited as text, and the body's lines shown numbered, as rules will cite them."""
+from django import forms
+from django.contrib import admin
+from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext_lazy as _
+from django.utils.translation import ngettext
+from simple_history.admin import SimpleHistoryAdmin
+
+from governance.admin import TagListField
+from snippets.models import Snippet
+
+
+class SnippetAdminForm(forms.ModelForm):
+    class Meta:
+        model = Snippet
+        fields = "__all__"
+        field_classes = {"tags": TagListField}
+        widgets = {"body": forms.Textarea(attrs={"rows": 14, "class": "vLargeTextField gavel-body"})}
+
+
+class TagFilter(admin.SimpleListFilter):
+    """Whole-tag filter: `style` never matches `lifestyle` (SPEC §2.4)."""
+
+    title = _("tag")
+    parameter_name = "tag"
+
+    def lookups(self, request, model_admin):
+        tags = sorted({tag for tags in Snippet.objects.values_list("tags", flat=True) for tag in tags or ()})
+        return [(tag, tag) for tag in tags]
+
+    def queryset(self, request, queryset):
+        tag = self.value()
+        if not tag:
+            return queryset
+        # JSON containment is not portable (SQLite lacks it); the library is small.
+        ids = [pk for pk, tags in Snippet.objects.values_list("pk", "tags") if tag in (tags or ())]
+        return queryset.filter(pk__in=ids)
+
+
+@admin.register(Snippet)
+class SnippetAdmin(SimpleHistoryAdmin):
+    form = SnippetAdminForm
+    list_display = ("identifier", "name", "tag_list", "rule_count", "sort", "is_active", "hidden", "data_class")
+    list_filter = ("is_active", "hidden", "data_class", TagFilter)
+    search_fields = ("identifier", "name", "body")
+    ordering = ("sort", "identifier")
+    readonly_fields = ("numbered_body",)
+    fieldsets = (
+        (None, {"fields": ("identifier", "name", "tags", "data_class")}),
+        (_("Use"), {"fields": ("is_active", "hidden", "sort"),
+                    "description": _("Rule sets read active, not hidden snippets, ordered by sort then identifier.")}),
+        (_("Text"), {"fields": ("body", "numbered_body")}),
+    )
+
+    @admin.display(description=_("tags"))
+    def tag_list(self, obj):
+        return ", ".join(obj.tags) or "—"
+
+    @admin.display(description=_("rules"))
+    def rule_count(self, obj):
+        return len(obj.numbered_lines())
+
+    @admin.display(description=_("lines as numbered"))
+    def numbered_body(self, obj):
+        lines = obj.numbered_lines() if obj and obj.pk else []
+        if not lines:
+            return _("Save the snippet to see its lines numbered.") if not (obj and obj.pk) else "—"
+        # <li value> keeps each line's own number: empty lines are skipped, not renumbered.
+        rows = format_html_join("", "<li value='{}'>{}</li>", ((no, text) for no, text in lines))
+        note = ngettext(
+            "%(count)d rule. Each non-empty line is one rule; a hint cites it by this line number.",
+            "%(count)d rules. Each non-empty line is one rule; a hint cites it by this line number.",
+            len(lines),
+        ) % {"count": len(lines)}
+        return format_html("<ol class='gavel-lines'>{}</ol><p class='help'>{}</p>", rows, note)

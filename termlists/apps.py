@@ -1,0 +1,6 @@
+from django.apps import AppConfig
+
+
+class TermlistsConfig(AppConfig):
+    name = "termlists"
+    default_auto_field = "django.db.models.BigAutoField"

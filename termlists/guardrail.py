@@ -1,0 +1,197 @@
+"""The term-list step of the pipeline (SPEC §5): stop an output that holds a forbidden term or lacks a
+required one, and say which list and which terms did it — never quoting the text.
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from governance import messages
+from termlists import services
+
+logger = logging.getLogger("gavel.termlists")
+
+CHECK = "term_list"
+
+
+@dataclass
+class Finding:
+    """What one list found in one output: policy facts, plus where the first forbidden term sits."""
+
+    item: services.ListInScope
+    forbidden: list[str] = field(default_factory=list)
+    missing: list[str] = field(default_factory=list)
+    passage: str | None = None
+    start: int | None = None
+    end: int | None = None
+    tool_call: int | None = None
+    argument: str | None = None
+
+    @property
+    def detail(self) -> dict:
+        """The governance event's facts: list and terms, never text (SPEC §2.7, §9)."""
+        return {"list": self.item.compiled.name, "terms": self.forbidden, "missing": self.missing}
+
+
+def check_term_lists(screening) -> None:
+    """Search the output for every list in scope of the call; block, report or pass (SPEC §5)."""
+    try:
+        in_scope = services.lists_for(screening.facts)
+        if not in_scope:
+            screening.check(CHECK, "skipped", "no_list")
+            return
+        findings = _search(screening, in_scope)
+    except services.TableMissing as exc:
+        # Between a code update and its migration no list can exist; stopping every output of the
+        # installation for a list that cannot exist yet would help no one (SPEC §4).
+        logger.warning("term lists not checked: their table does not exist yet (run migrate): %s", exc)
+        screening.check(CHECK, "skipped", "table_missing")
+        return
+    except Exception:
+        # Fail closed (SPEC §4): this is the one place that decides. An output nobody could check
+        # has not passed, so lists that cannot be read or a matcher that gives up stop the text.
+        logger.exception("term lists could not be checked (correlation %s)", screening.facts.correlation_id)
+        _stop_unchecked(screening)
+        return
+
+    reported = [f for f in findings if f.item.compiled.mode == "report"]
+    blocking = [f for f in findings if f.item.compiled.mode != "report"]
+    for finding in reported:
+        _report(screening, finding)
+    if blocking:
+        message = _block_message(screening, blocking)
+        # The message names lists and terms only, so it is also what a record may keep.
+        screening.stop(CHECK, message, message)
+        for finding in blocking:
+            screening.record("blocked", CHECK, finding.detail, configuration=finding.item.configuration,
+                             mode="block")
+    screening.check(CHECK, "blocked" if blocking else "reported" if reported else "passed")
+
+
+def lists_apply(facts) -> bool:
+    """Whether any term list applies to the call, so its stream must be held (SPEC §8.1)."""
+    try:
+        return services.any_list_applies(facts)
+    except services.TableMissing:
+        return False
+    except Exception:
+        # Hold the stream: the step will then find the lists unreadable and stop the text.
+        logger.exception("could not tell whether term lists apply; holding the stream")
+        return True
+
+
+# --- searching ---
+def _forbidden_places(screening) -> list[tuple[int | None, str | None, str]]:
+    """(tool call index, argument path, text) for every text forbidden terms are searched in (§5.3, §8.2).
+
+    The answer (as delivered, and a JSON answer's decoded strings) unless the run offers tools, then
+    the string arguments of every tool call not declared a read.
+    """
+    places: list[tuple[int | None, str | None, str]] = [(None, None, text) for text in screening.answer_texts()]
+    places.extend(screening.tool_argument_texts())
+    return places
+
+
+def _required_text(screening) -> str | None:
+    """The text required terms are demanded from: finished text (§3) that is not JSON (§5.3)."""
+    if screening.output.format == "json":
+        return None
+    return screening.finished_answer()
+
+
+def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
+    places = _forbidden_places(screening)
+    required_text = _required_text(screening)
+    findings = []
+    for item in in_scope:
+        finding = Finding(item)
+        matcher = item.compiled.forbidden
+        if len(matcher):
+            found: set[str] = set()
+            for index, path, text in places:
+                hits = matcher.find(text)
+                if not hits:
+                    continue
+                if not found:
+                    _point_at(screening, finding, hits[0], index, path, text)
+                found.update(hits)
+            finding.forbidden = [term for term in matcher.terms if term in found]
+        required = item.compiled.required
+        if item.required_apply and required_text is not None and len(required):
+            present = set(required.find(required_text))
+            finding.missing = [term for term in required.terms if term not in present]
+        if finding.forbidden or finding.missing:
+            findings.append(finding)
+    return findings
+
+
+def _point_at(screening, finding: Finding, term: str, index, path, text: str) -> None:
+    """Record where the first forbidden term sits: a passage for the hint, an offset when it has one."""
+    finding.passage, offset = services.locate(term, text)
+    if index is not None:
+        finding.tool_call, finding.argument = index, path
+    elif offset is not None and text == screening.output.text:
+        # Offsets only into the returned text; a passage found in decoded JSON or with markup
+        # removed is not verbatim there (SPEC §11.1: then null).
+        finding.start, finding.end = offset, offset + len(finding.passage)
+
+
+# --- what a person reads ---
+def _terms(terms: list[str]) -> str:
+    return ", ".join(terms)
+
+
+def _sentences(finding: Finding, language: str | None) -> list[str]:
+    name = finding.item.compiled.name
+    sentences = []
+    if finding.forbidden:
+        sentences.append(messages.render(messages.TERM_FORBIDDEN, language, list=name, terms=_terms(finding.forbidden)))
+    if finding.missing:
+        sentences.append(messages.render(messages.TERM_MISSING, language, list=name, terms=_terms(finding.missing)))
+    return sentences
+
+
+def _with_list_message(sentences: list[str], finding: Finding) -> list[str]:
+    own = finding.item.compiled.message.strip()
+    return [*sentences, own] if own else sentences
+
+
+def _block_message(screening, blocking: list[Finding]) -> str:
+    language = screening.facts.reader_language
+    parts = []
+    for finding in blocking:
+        parts.extend(_with_list_message(_sentences(finding, language), finding))
+    if screening.output.tool_calls:
+        parts.append(messages.render(messages.TOOL_CHANGE_NOT_PROPOSED, language))
+    return " ".join(parts)
+
+
+def _report(screening, finding: Finding) -> None:
+    """Shadow mode: deliver, with a hint per kind of finding, and record what would have been blocked."""
+    language = screening.facts.reader_language
+    suffix = messages.render(messages.TERM_REPORTED_SUFFIX, language)
+    base = {"check": CHECK, "configuration": finding.item.configuration.identifier, "list": finding.item.compiled.name}
+    if finding.forbidden:
+        sentence = _sentences(Finding(finding.item, forbidden=finding.forbidden), language)
+        hint = {**base, "type": "forbidden", "terms": finding.forbidden, "passage": finding.passage,
+                "message": " ".join([*_with_list_message(sentence, finding), suffix])}
+        if finding.tool_call is not None:
+            hint.update(tool_call=finding.tool_call, argument=finding.argument)
+        hint.update(start=finding.start, end=finding.end)
+        screening.add_hint(hint)
+    if finding.missing:
+        sentence = _sentences(Finding(finding.item, missing=finding.missing), language)
+        screening.add_hint({**base, "type": "missing_required", "terms": finding.missing, "passage": None,
+                            "message": " ".join([*_with_list_message(sentence, finding), suffix])})
+    screening.record("reported", CHECK, finding.detail, configuration=finding.item.configuration, mode="report")
+
+
+def _stop_unchecked(screening) -> None:
+    language = screening.facts.reader_language
+    parts = [messages.render(messages.TERM_CHECK_FAILED, language)]
+    if screening.output.tool_calls:
+        parts.append(messages.render(messages.TOOL_CHANGE_NOT_PROPOSED, language))
+    message = " ".join(parts)
+    screening.stop(CHECK, message, message)
+    screening.record("blocked", CHECK, {"reason": "check_failed"}, mode="block")
+    screening.check(CHECK, "blocked", "check_failed")

@@ -1,0 +1,230 @@
+"""Term-list matching (SPEC §5.2): which terms of a list occur in a text, as whole words.
+Pure module (stdlib + pyahocorasick, no Django, no I/O): compile a list once, then call find().
+"""
+
+# Decisions the contract leaves open, kept here because this module is the contract's executable form:
+#
+# * Case: text and terms are lower-cased with `str.lower` (never `casefold`: `ß` and `ss` stay
+#   different letters; `ẞ` lower-cases to `ß`).  Greek final sigma `ς` is then read as `σ`,
+#   because `str.lower` picks between them by position, which would make `ΟΔΟΣ*` miss `ΟΔΟΣΗ`.
+#   `İ` lower-cases to two code points; all checks run on the lower-cased string, so that is harmless.
+# * Word characters: `str.isalnum()` (Unicode letters and digits), `_`, and combining marks
+#   (Unicode category M).  Marks count because they are part of the letter they sit on: `cafe` must not
+#   match a decomposed `café`, and Indic vowel signs are marks.  A match may not touch a word character
+#   on either side.
+# * Trailing `*`: any run (possibly empty) of letters, digits and marks -- not `_`.  The run is
+#   greedy, so the whole-word rule then demands that the next character is not `_`:
+#   `Rabatt*` matches `Rabatte` but not `Rabatt_x`.
+# * White space: `str.isspace()` characters (the same set as `re`'s `\s`).  White space in a term
+#   matches a whole run of white space in the text, never part of one (this matters only for a term
+#   like `Kunde *`, which is valid and means "Kunde, white space, then any word or nothing").
+# * Tags: `<` followed by an ASCII letter, `/`, `!` or `?`, up to the next `>`.  A `<`
+#   without a later `>` is text.  `a < b` and `<3` are text.
+# * The two forms searched: *as delivered* is the text exactly as given (only lower-cased); a format
+#   character (Cf) there is an ordinary non-word character.  *Stripped* is the text with tags removed,
+#   then HTML entities decoded (`html.unescape`), then Cf characters dropped -- in that order, so an
+#   entity-encoded `&lt;b&gt;` stays visible text and `&shy;` disappears.  A term found in either
+#   form counts.
+# * Terms: surrounding white space is ignored, inner white-space runs count as one space, and
+#   invisible format characters in a term are ignored (a pasted soft hyphen is not part of a term).
+#   Two terms that end up with the same key (differ only in case, inner white space or invisible
+#   characters) count once, in their first spelling.  A line holding only white space and invisible
+#   characters is an empty line.
+
+from __future__ import annotations
+
+import html
+import re
+import unicodedata
+from collections.abc import Iterable
+
+import ahocorasick
+
+__all__ = [
+    "MSG_ONLY_STAR_OR_SPACE",
+    "MSG_STAR_NOT_AT_END",
+    "TermMatcher",
+    "TermMatcherError",
+    "parse_terms",
+    "validate_term",
+]
+
+# Plain English so the caller (model validation, policy import) can translate by identity.
+MSG_ONLY_STAR_OR_SPACE = "A term must hold more than '*' and white space."
+MSG_STAR_NOT_AT_END = "'*' is only allowed at the end of a term."
+
+
+def _codepoints_in(categories: tuple[str, ...]) -> list[int]:
+    # Combining marks and format characters live only in planes 0, 1 and 14 (planes 2-3 hold CJK
+    # ideographs only, 15-16 are private use); scanning just those keeps import under ~20 ms.
+    planes = (range(0x0, 0x20000), range(0xE0000, 0xE1000))
+    return [cp for plane in planes for cp in plane if unicodedata.category(chr(cp)).startswith(categories)]
+
+
+def _char_class(codepoints: list[int]) -> str:
+    """A regex character class body for the given code points, written as ranges."""
+    parts, start, prev = [], None, None
+    for cp in codepoints + [-2]:
+        if start is not None and cp == prev + 1:
+            prev = cp
+            continue
+        if start is not None:
+            parts.append(f"\\U{start:08x}" if start == prev else f"\\U{start:08x}-\\U{prev:08x}")
+        start = prev = cp
+    return "".join(parts)
+
+
+_MARKS = _codepoints_in(("M",))
+_FORMAT_CHARS = _codepoints_in(("Cf",))
+
+# Word characters besides str.isalnum(); a membership test per candidate is cheap.
+_EXTRA_WORD_CHARS = frozenset("_" + "".join(map(chr, _MARKS)))
+_FORMAT_RE = re.compile(f"[{_char_class(_FORMAT_CHARS)}]+")
+_TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
+# Any white-space run that is not already a single ' ' -- most runs in prose are, and leaving them
+# alone keeps the substitution count (the Python-visible cost of re.sub) small.
+_WS_RE = re.compile(r"\s{2,}|[^\S ]")
+# What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.
+_STAR_RUN_RE = re.compile(f"(?:[^\\W_]|[{_char_class(_MARKS)}])*")
+# Pads a scanned string so the characters before and after a hit always exist.  It is a format
+# character: non-word, not white space, and never part of a key (keys drop format characters).
+_SENTINEL = "\u2060"
+
+
+def _lower(text: str) -> str:
+    return text.lower().replace("ς", "σ")
+
+
+def _collapse_ws(text: str) -> str:
+    return _WS_RE.sub(" ", text)
+
+
+def _drop_format_chars(text: str) -> str:
+    return _FORMAT_RE.sub("", text)
+
+
+def _stripped_form(text: str) -> str:
+    """The text as a reader sees it: tags removed without a trace, entities decoded, Cf dropped."""
+    if "<" in text:
+        text = _TAG_RE.sub("", text)
+    if "&" in text:
+        text = html.unescape(text)
+    return _drop_format_chars(text)
+
+
+def _scan_form(text: str) -> str:
+    """Lower-cased, white-space runs as one space, padded: the string the automaton runs over."""
+    return f"{_SENTINEL}{_collapse_ws(_lower(text))}{_SENTINEL}"
+
+
+def _analyse(term: str) -> tuple[str | None, str, bool]:
+    """(error message or None, automaton key, has trailing star) for one stripped term."""
+    visible = _drop_format_chars(term).strip()
+    if not visible.replace("*", "").strip():
+        return MSG_ONLY_STAR_OR_SPACE, "", False
+    star = visible.endswith("*")
+    body = visible[:-1] if star else visible
+    if "*" in body:
+        return MSG_STAR_NOT_AT_END, "", False
+    # White space before a trailing star is kept: "Kunde *" needs white space after "Kunde".
+    return None, _collapse_ws(_lower(body)), star
+
+
+def validate_term(term: str) -> str | None:
+    """Why `term` would be refused at save, or None when it is a valid term."""
+    return _analyse(term.strip())[0]
+
+
+def _dedupe_key(term: str) -> str:
+    return _collapse_ws(_lower(_drop_format_chars(term).strip()))
+
+
+def parse_terms(text_or_lines: str | Iterable[str]) -> list[str]:
+    """Normalise a list: one term per line, stripped, empty lines dropped, first spelling kept.
+
+    Accepts the list's text or an iterable of lines (an item holding newlines is split too).
+    Invalid terms are kept -- check them with validate_term().
+    """
+    if isinstance(text_or_lines, str):
+        lines: Iterable[str] = text_or_lines.splitlines()
+    else:
+        lines = (line for item in text_or_lines for line in item.splitlines())
+    seen: set[str] = set()
+    terms = []
+    for line in lines:
+        term = line.strip()
+        key = _dedupe_key(term)
+        if key and key not in seen:
+            seen.add(key)
+            terms.append(term)
+    return terms
+
+
+class TermMatcherError(ValueError):
+    """A list holds terms that the contract refuses; `errors` pairs each with its message."""
+
+    def __init__(self, errors: list[tuple[str, str]]):
+        self.errors = errors
+        super().__init__("; ".join(f"{term!r}: {message}" for term, message in errors))
+
+
+class TermMatcher:
+    """A term list compiled once into an Aho-Corasick automaton; `find` may be called from any thread."""
+
+    def __init__(self, terms: str | Iterable[str]):
+        # A bare string is the list's text, not an iterable of one-character terms.
+        self.terms: tuple[str, ...] = tuple(parse_terms(terms))
+        # key -> [plain term index, starred term index]; "Kunde" and "Kunde*" share a key.
+        slots: dict[str, list[int | None]] = {}
+        errors = []
+        for index, term in enumerate(self.terms):
+            error, key, star = _analyse(term)
+            if error:
+                errors.append((term, error))
+                continue
+            slots.setdefault(key, [None, None])[1 if star else 0] = index
+        if errors:
+            raise TermMatcherError(errors)
+        self._automaton = ahocorasick.Automaton(ahocorasick.STORE_ANY, ahocorasick.KEY_STRING)
+        for key, (plain, starred) in slots.items():
+            self._automaton.add_word(key, (len(key), plain, starred))
+        if slots:
+            self._automaton.make_automaton()
+
+    def __len__(self) -> int:
+        return len(self.terms)
+
+    def __repr__(self) -> str:
+        return f"<TermMatcher of {len(self.terms)} terms>"
+
+    def find(self, text: str) -> list[str]:
+        """The list's terms that occur in `text`: as written in the list, in list order, each once."""
+        if not self.terms or not text:
+            return []
+        found: set[int] = set()
+        self._scan(_scan_form(text), found)
+        if len(found) < len(self.terms):
+            stripped = _stripped_form(text)
+            # Most texts carry no markup; then the second form is the first and needs no scan.
+            if stripped != text:
+                self._scan(_scan_form(stripped), found)
+        return [self.terms[index] for index in sorted(found)]
+
+    def _scan(self, padded: str, found: set[int]) -> None:
+        # This loop runs once per automaton hit, most of them inside longer words, so it does the
+        # least work first (the left boundary) and touches nothing else for a rejected hit.
+        extra = _EXTRA_WORD_CHARS
+        star_run = _STAR_RUN_RE.match
+        for end, (length, plain, starred) in self._automaton.iter(padded):
+            before = padded[end - length]
+            if before.isalnum() or before in extra:
+                continue
+            if plain is not None and plain not in found:
+                after = padded[end + 1]
+                if not (after.isalnum() or after in extra):
+                    found.add(plain)
+            if starred is not None and starred not in found:
+                # The run is greedy, so what follows it is no letter, digit or mark; only '_'
+                # can still break the whole-word rule.
+                if padded[star_run(padded, end + 1).end()] != "_":
+                    found.add(starred)

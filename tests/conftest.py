@@ -1,0 +1,52 @@
+"""Shared fixtures: users of different rights, consumers with tokens, a provider server."""
+import os
+
+os.environ.setdefault("GAVEL_TESTING", "1")
+
+import pytest  # noqa: E402
+
+from tests.provider_fixtures import *  # noqa: E402,F401,F403  (provider_server fixtures)
+
+
+@pytest.fixture
+def provider(db, provider_server):
+    from governance.models import Provider
+
+    return Provider.objects.create(
+        name="local-test", kind="chat", route="openai", api_base=provider_server.base_url,
+        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
+        price_per_mtok_in=1, price_per_mtok_out=2,
+    )
+
+
+@pytest.fixture
+def configuration(db, provider):
+    from governance.models import Configuration
+
+    return Configuration.objects.create(identifier="newsroom", provider=provider, model="test-model")
+
+
+@pytest.fixture
+def make_consumer(db):
+    from governance.models import Consumer
+
+    def make(name="consumer", configurations=(), is_admin=False, throttle_rate=""):
+        consumer = Consumer(name=name, is_admin=is_admin, throttle_rate=throttle_rate)
+        token = consumer.issue_token()
+        consumer.save()
+        consumer.configurations.set(configurations)
+        return consumer, token
+
+    return make
+
+
+@pytest.fixture
+def api(db, configuration, make_consumer):
+    """An API client authenticated as a consumer granted `newsroom`."""
+    from rest_framework.test import APIClient
+
+    consumer, token = make_consumer("newsroom-app", [configuration])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    client.consumer = consumer
+    return client

@@ -1,0 +1,111 @@
+"""POST /api/v1/screenings: redaction end to end, the response shape, headers."""
+import pytest
+
+from governance.models import GovernanceEvent, PolicyVersion
+
+pytestmark = pytest.mark.django_db
+
+SECRETS = {
+    "openai": "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4",
+    "aws": "AKIA" + "IOSFODNN7EXAMPLE",
+    "github": "ghp_" + "a" * 36,
+    "github_pat": "github_pat_" + "11ABCDEFG0" * 3,
+    "slack": "xoxb-" + "123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx",
+    "google": "AIza" + "SyA1234567890abcdefghijklmnopqrstuv",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "bearer": "Bearer abcdefghijklmnop1234567890",
+    "url_user": "https://deploy:hunter2secret@git.example.com/repo.git",
+    "url_query": "https://api.example.com/v1/items?api_key=abcdef1234567890&page=2",
+}
+
+
+def screen(api, **body):
+    body.setdefault("configuration", "newsroom")
+    return api.post("/api/v1/screenings", body, format="json")
+
+
+def test_plain_text_comes_back_byte_identical(api):
+    text = "Ein ganz normaler Satz.\n  With  odd spacing, ümlauts, a hash 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 and /usr/local/bin."
+    response = screen(api, text=text)
+    assert response.status_code == 200
+    body = response.json()
+    assert body["text"] == text
+    assert body["outcome"] == "allowed"
+    assert {"check": "secret_redaction", "result": "passed"} in body["checks"]
+
+
+@pytest.mark.parametrize("kind", sorted(SECRETS))
+def test_each_secret_shape_is_masked_and_checks_say_so(api, kind):
+    secret = SECRETS[kind]
+    response = screen(api, text=f"Deploy with {secret} today.")
+    body = response.json()
+    assert response.status_code == 200
+    assert body["outcome"] == "allowed"
+    assert {"check": "secret_redaction", "result": "redacted"} in body["checks"]
+    assert "***" in body["text"]
+    # The secret's value is gone from the answer and from the log.
+    tail = {"url_user": "hunter2secret", "url_query": "abcdef1234567890"}.get(kind, secret[-10:])
+    assert tail not in body["text"]
+    event = GovernanceEvent.objects.get(correlation_id=body["id"])
+    assert event.decision == "redacted" and event.check_name == "secret_redaction"
+    assert tail not in str(event.detail)
+
+
+def test_secret_in_tool_call_arguments_is_masked(api):
+    response = screen(api, text="ok", tool_calls=[{"name": "save", "arguments": {"body": f"key {SECRETS['aws']}"}}])
+    body = response.json()
+    assert SECRETS["aws"] not in str(body["tool_calls"])
+    assert body["tool_calls"][0]["name"] == "save"
+
+
+def test_response_has_every_field_and_headers(api):
+    response = screen(api, text="Hello.", format="text")
+    body = response.json()
+    assert set(body) == {"id", "policy_version", "outcome", "text", "tool_calls", "hints", "block", "verification", "checks"}
+    assert body["block"] is None
+    assert body["verification"]["status"] == "not_applicable"
+    assert [c["check"] for c in body["checks"]] == [
+        "secret_redaction", "term_list", "pattern_rules", "citations", "rules_judge"]
+    assert response["X-Gavel-Policy-Version"] == str(body["policy_version"]) == str(PolicyVersion.current())
+    assert response["X-Request-ID"] == body["id"]
+
+
+def test_request_id_is_echoed(api):
+    response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": "x"}, format="json",
+                        HTTP_X_REQUEST_ID="trace-123")
+    assert response["X-Request-ID"] == "trace-123"
+    assert response.json()["id"] == "trace-123"
+
+
+def test_policy_version_changes_with_an_edit(api, configuration):
+    before = screen(api, text="x").json()["policy_version"]
+    configuration.system_prompt = "Changed."
+    configuration.save()
+    after = screen(api, text="x").json()["policy_version"]
+    assert after > before
+
+
+def test_json_output_is_screened_by_its_strings(api):
+    response = screen(api, text='{"title": "x", "token": "' + SECRETS["github"] + '"}', format="json")
+    body = response.json()
+    assert response.status_code == 200
+    assert SECRETS["github"] not in body["text"]
+
+
+def test_rule_mode_block_fails_closed_when_judging_cannot_run(api, configuration):
+    configuration.rule_mode = "block"
+    configuration.save()
+    text = " ".join(["word"] * 40)
+    body = screen(api, text=text).json()
+    assert body["outcome"] == "blocked"
+    assert "text" not in body
+    assert body["block"]["check"] == "rules_judge"
+    assert {"check": "rules_judge", "result": "blocked", "reason": "not_available"} in body["checks"]
+
+
+def test_short_text_is_not_judged(api, configuration):
+    configuration.rule_mode = "block"
+    configuration.save()
+    body = screen(api, text="Too short to judge.").json()
+    assert body["outcome"] == "allowed"
+    assert {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"} in body["checks"]
