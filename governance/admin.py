@@ -9,7 +9,6 @@ from urllib.parse import urlencode
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
-from django.db import models
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.html import format_html
@@ -127,6 +126,17 @@ class ProviderAdminForm(PolicyRecordForm):
         fields = "__all__"
 
 
+def titled_choices_filter(title):
+    """A choices filter with its own title, for a field reached through a relation."""
+
+    class TitledChoicesFilter(admin.ChoicesFieldListFilter):
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            self.title = title
+
+    return TitledChoicesFilter
+
+
 # --- Admin-only fields (SPEC §2.3) ------------------------------------------
 
 
@@ -138,11 +148,33 @@ class AdminOnlyFieldsMixin:
     admin-only change by a non-administrator, whatever path produced it.
     """
 
+    # A read-only list reads better as the text an administrator types: field -> display method.
+    readonly_displays: dict[str, str] = {}
+
+    def locked_fields(self, request) -> tuple[str, ...]:
+        """The admin-only fields this person may not write."""
+        return () if is_administrator(request.user) else admin_only_fields(self.model)
+
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        if not is_administrator(request.user):
-            fields += [name for name in admin_only_fields(self.model) if name not in fields]
+        for name in self.locked_fields(request):
+            fields += [n for n in (name, self.readonly_displays.get(name)) if n and n not in fields]
         return fields
+
+    def get_fieldsets(self, request, obj=None):
+        fieldsets = super().get_fieldsets(request, obj)
+        swap = {name: self.readonly_displays[name] for name in self.locked_fields(request)
+                if name in self.readonly_displays}
+        if not swap:
+            return fieldsets
+
+        def swapped(entry):
+            if isinstance(entry, (list, tuple)):
+                return tuple(swap.get(name, name) for name in entry)
+            return swap.get(entry, entry)
+
+        return [(title, {**options, "fields": [swapped(entry) for entry in options["fields"]]})
+                for title, options in fieldsets]
 
     def save_model(self, request, obj, form, change):
         model_fields = {f.name for f in self.model._meta.concrete_fields}
@@ -160,7 +192,6 @@ ADMIN_ONLY_NOTE = _("Only an administrator (superuser) can change these fields."
 @admin.register(Provider)
 class ProviderAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     form = ProviderAdminForm
-    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
     list_display = ("name", "kind", "route", "trust_zone", "api_base", "timeout", "price_per_mtok_in",
                     "price_per_mtok_out", "configuration_count")
     list_filter = ("kind", "trust_zone", "route")
@@ -199,7 +230,9 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     form = ConfigurationAdminForm
     list_display = ("identifier", "provider", "model", "rule_mode", "rule_tag_list", "judge_list",
                     "fallback_list", "budget_daily_requests")
-    list_filter = ("rule_mode", "rule_default", "provider", "provider__kind", "provider__trust_zone")
+    list_filter = ("rule_mode", "rule_default", "provider",
+                   ("provider__kind", titled_choices_filter(_("provider kind"))),
+                   ("provider__trust_zone", titled_choices_filter(_("provider trust zone"))))
     search_fields = ("identifier", "model", "provider__name", "system_prompt")
     list_select_related = ("provider",)
     ordering = ("identifier",)
@@ -216,11 +249,18 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         }),
     )
 
+    readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list",
+                         "rule_judges": "judge_list"}
+
+    @admin.display(description=_("context tags"))
+    def context_tag_list(self, obj):
+        return ", ".join(obj.context_tags) or "—"
+
     @admin.display(description=_("rule tags"))
     def rule_tag_list(self, obj):
         return ", ".join(obj.rule_tags) or "—"
 
-    @admin.display(description=_("judges"))
+    @admin.display(description=_("rule judges"))
     def judge_list(self, obj):
         return ", ".join(obj.rule_judges) or "—"
 

@@ -289,7 +289,10 @@ def stream_events(call: PreparedCall, opened=None):
         yield sse("done", {"id": call.correlation_id, "outcome": "blocked" if held else "allowed",
                            "checks": [], "hints": [], "block": None,
                            "verification": {"status": "not_applicable", "checks": []}, "tool_calls": [],
-                           "policy_version": call.policy_version})
+                           "policy_version": call.policy_version,
+                           # `done` always names who served (SPEC §8.1); the totals never arrived.
+                           "completion": {"provider": served.provider.name, "model": served.model,
+                                          "usage": {}, "cost": 0.0}})
         return
     reply = handle.reply
     _count_usage(served, reply.usage.get("total_tokens", 0), reply.cost)

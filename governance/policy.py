@@ -418,8 +418,8 @@ class _Reader:
             return default
         return value
 
-    def strings(self, key: str, *, required=False) -> list[str]:
-        """A list of strings; a wrong item is reported at `key[index]`."""
+    def strings(self, key: str, *, required=False, keep_positions=False) -> list:
+        """A list of strings; a wrong item is reported at `key[index]` (None in its place with keep_positions)."""
         value = self.raw(key, required=required)
         if value is _MISSING or value is None:
             return []
@@ -431,6 +431,8 @@ class _Reader:
             if not isinstance(item, str):
                 self.errors.add(f"{self.at(key)}[{index}]", MSG_NOT_STRING)
                 self.failed.add(key)
+                if keep_positions:
+                    result.append(None)
             else:
                 result.append(item)
         return result
@@ -468,11 +470,16 @@ def _default(model, field_name: str):
 
 
 def _identifiers(reader: _Reader, key: str, errors: _Errors, *, own: str | None = None) -> list[str]:
-    """A list of configuration identifiers: no duplicates, never the configuration itself."""
-    values = reader.strings(key)
+    """A list of configuration identifiers: no duplicates, never the configuration itself.
+
+    A wrong item stays in the list as None, so later checks report the others at their own index.
+    """
+    values = reader.strings(key, keep_positions=True)
     seen = set()
     for index, value in enumerate(values):
         item_path = f"{reader.at(key)}[{index}]"
+        if value is None:
+            continue
         if value in seen:
             errors.add(item_path, MSG_LISTED_TWICE)
         elif own is not None and value == own:
@@ -697,7 +704,7 @@ def _first_mentions(names: list[str]):
     """(index, name) for each name's first place in a list: a repeat is reported as such, once."""
     seen = set()
     for index, name in enumerate(names):
-        if name not in seen:
+        if name is not None and name not in seen:
             seen.add(name)
             yield index, name
 
@@ -781,8 +788,14 @@ READ_FIELDS = {
 }
 
 
-def _save(obj) -> None:
+def _mark_history(obj) -> None:
+    """History rows say why, and name no user: an API import's request.user is a consumer, not a User."""
     obj._change_reason = CHANGE_REASON
+    obj._history_user = None
+
+
+def _save(obj) -> None:
+    _mark_history(obj)
     obj.save()
 
 
@@ -859,7 +872,7 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
                 continue
             report.removed.append(f"{section}:{name}")
             if write:
-                obj._change_reason = CHANGE_REASON
+                _mark_history(obj)
                 obj.delete()
 
 

@@ -41,8 +41,6 @@ _TOKEN68 = r"A-Za-z0-9._~+/=\-"             # RFC 6750 bearer token characters
 _URL_STOP = r"\s/?#\"'<>`\\"                 # ends a URL authority
 _VALUE_STOP = r"\s&#\"'<>`\\)\]},;|"         # ends a query value
 
-_AFTER_SCHEME = r"(?:(?<=://)|(?<=:\\/\\/))"
-_AFTER_QUERY_SEP = r"(?:(?<=[?&])|(?<=&amp;))"
 _QUERY_NAME = r"""(?i:(?:x[-_])?(?:amz[-_]|goog[-_])?(?:
       (?:api|access|secret|private|subscription|app|client|master|account)[-_]?key
     | key
@@ -54,26 +52,30 @@ _QUERY_NAME = r"""(?i:(?:x[-_])?(?:amz[-_]|goog[-_])?(?:
     | signature | sig
 ))"""
 
-# Value shapes, usable on their own (inside the user part of a URL) and in the
-# combined pattern. Each named group is the whole match of its alternative.
+# Every alternative begins by consuming one literal character (or a small set),
+# so the regex engine skips the others at a glance; the boundary check comes
+# right after it, as a lookbehind over that character and the one before. The
+# empty group that ends an alternative names its kind (it is `lastgroup`).
+#   url_userinfo starts at the last "/" of "://" (or of ":\/\/" in JSON text);
+#   url_query_secret starts at its "?", "&" or the ";" of "&amp;".
 _SHAPES = rf"""
-  (?P<openai_key>(?<![{_B64}])sk-
+  s(?<![{_B64}].)k-
       (?=[A-Za-z_\-]{{0,63}}[0-9]|(?:[{_B64}]{{0,63}}[_\-])?[A-Za-z0-9]{{20}})
-      [{_B64}]{{20,}})
-| (?P<aws_access_key>(?<![A-Za-z0-9])A[KS]IA[A-Z0-9]{{16}}(?![A-Za-z0-9]))
-| (?P<github_token>(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]{{36,}}|github_pat_[A-Za-z0-9_]{{22,}}))
-| (?P<slack_token>(?<![{_B64}])xox[abprs]-[A-Za-z0-9\-]{{10,}})
-| (?P<google_api_key>(?<![{_B64}])AIza[{_B64}]{{35,}})
-| (?P<jwt>(?<![{_B64}])eyJ[{_B64}]{{5,}}\.[{_B64}]{{2,}}\.[{_B64}]*)
+      [{_B64}]{{20,}}(?P<openai_key>)
+| A(?<![A-Za-z0-9].)[KS]IA[A-Z0-9]{{16}}(?![A-Za-z0-9])(?P<aws_access_key>)
+| g(?<![A-Za-z0-9].)(?:h[pousr]_[A-Za-z0-9]{{36,}}|ithub_pat_[A-Za-z0-9_]{{22,}})(?P<github_token>)
+| x(?<![{_B64}].)ox[abprs]-[A-Za-z0-9\-]{{10,}}(?P<slack_token>)
+| A(?<![{_B64}].)Iza[{_B64}]{{35,}}(?P<google_api_key>)
+| e(?<![{_B64}].)yJ[{_B64}]{{5,}}\.[{_B64}]{{2,}}\.[{_B64}]*(?P<jwt>)
 """
 
 _PATTERN = re.compile(
     rf"""
-  (?P<url_userinfo>{_AFTER_SCHEME}(?P<ui_user>[^{_URL_STOP}@:]*):(?P<ui_pass>[^{_URL_STOP}]+)@)
-| (?P<url_query_secret>{_AFTER_QUERY_SEP}{_QUERY_NAME}=(?P<q_value>[^{_VALUE_STOP}]+))
-| (?P<bearer>(?<![{_B64}])(?i:bearer)[ \t]+
+  /(?:(?<=://)|(?<=:\\/\\/))(?P<ui_user>[^{_URL_STOP}@:]*):(?P<ui_pass>[^{_URL_STOP}]+)@(?P<url_userinfo>)
+| [?&;](?:(?<=[?&])|(?<=&amp;)){_QUERY_NAME}=(?P<q_value>[^{_VALUE_STOP}]+)(?P<url_query_secret>)
+| [Bb](?<![{_B64}].)(?i:earer)[ \t]+
       (?P<b_token>(?=[A-Za-z._~+/=\-]{{0,63}}[0-9]|[{_TOKEN68}]{{0,62}}?[a-z][A-Z])
-      [{_TOKEN68}]{{15,}}[A-Za-z0-9_~+/=\-]))
+      [{_TOKEN68}]{{15,}}[A-Za-z0-9_~+/=\-])(?P<bearer>)
 | {_SHAPES}
 """,
     re.VERBOSE,
@@ -82,24 +84,26 @@ _SHAPE_PATTERN = re.compile(_SHAPES, re.VERBOSE)
 
 # For streams: a match attempt starting at one of these positions may still
 # depend on text that has not arrived yet (it reaches the end of what we hold).
-# Each alternative is the most a matching attempt of the pattern above can read
-# before it is decided, so cutting before the first such position is safe.
+# Each alternative starts where the matching alternative above starts and
+# covers all it can read before it is decided, so everything before the first
+# such position is decided whatever comes next.
 _OPEN = re.compile(
     rf"""(?:
-  {_AFTER_SCHEME}[^{_URL_STOP}@:]*(?::[^{_URL_STOP}]*)?
-| {_AFTER_QUERY_SEP}(?:[A-Za-z_\-]{{0,40}}|{_QUERY_NAME}=[^{_VALUE_STOP}]*)
-| (?<![{_B64}])(?i:bearer(?:[ \t]+[{_TOKEN68}]*)?|beare|bear|bea|be|b)
-| (?<![{_B64}])(?:sk-[{_B64}]*|sk|s)
-| (?<![A-Za-z0-9])(?:A[KS]IA[A-Z0-9]*|A[KS]I|A[KS]|A)
-| (?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9]*|gh[pousr]|gh|g
-                    |github_pat_[A-Za-z0-9_]*|github_pat|github_pa|github_p|github_
-                    |github|githu|gith|git|gi)
-| (?<![{_B64}])(?:xox[abprs]-[A-Za-z0-9\-]*|xox[abprs]|xox|xo|x)
-| (?<![{_B64}])(?:AIza[{_B64}]*|AIz|AI)
-| (?<![{_B64}])(?:eyJ[{_B64}]*(?:\.[{_B64}]*(?:\.[{_B64}]*)?)?|ey|e)
+  /(?:(?<=://)|(?<=:\\/\\/))[^{_URL_STOP}@:]*(?::[^{_URL_STOP}]*)?
+| [?&;](?:(?<=[?&])|(?<=&amp;))(?:[A-Za-z_\-]{{0,40}}|{_QUERY_NAME}=[^{_VALUE_STOP}]*)
+| [Bb](?<![{_B64}].)(?i:earer(?:[ \t]+[{_TOKEN68}]*)?|eare|ear|ea|e|)
+| s(?<![{_B64}].)(?:k-[{_B64}]*|k|)
+| A(?<![A-Za-z0-9].)(?:[KS]IA[A-Z0-9]*|[KS]I|[KS]|)
+| g(?<![A-Za-z0-9].)(?:h[pousr]_[A-Za-z0-9]*|h[pousr]|h|
+                     ithub_pat_[A-Za-z0-9_]*|ithub_pat|ithub_pa|ithub_p|ithub_|ithub|ithu|ith|it|i|)
+| x(?<![{_B64}].)(?:ox[abprs]-[A-Za-z0-9\-]*|ox[abprs]|ox|o|)
+| A(?<![{_B64}].)(?:Iza[{_B64}]*|Iz|I|)
+| e(?<![{_B64}].)(?:yJ[{_B64}]*(?:\.[{_B64}]*(?:\.[{_B64}]*)?)?|y|)
 )\Z""",
     re.VERBOSE,
 )
+_RUN = re.compile(r"[A-Za-z0-9_\-]+")
+_LAZY_FROM = 256  # held characters from which a chunk that only extends a token run is not rechecked
 _LOOKBEHIND = 8  # characters of already-emitted text a stream keeps for lookbehinds (longest: "&amp;")
 
 _KEEP_PREFIX = {"openai_key": 3, "aws_access_key": 4, "slack_token": 5, "google_api_key": 4, "jwt": 3}
@@ -191,6 +195,7 @@ class StreamRedactor:
         self._context = ""   # last characters already emitted (original text), for lookbehinds
         self._held = ""      # original text not yet emitted
         self._offset = 0     # offset of `_held` in the whole stream
+        self._recheck_at = 0  # while a long run is held, look again only at this size (or at a non-run chunk)
         self._flushed = False
 
     @property
@@ -205,6 +210,8 @@ class StreamRedactor:
         if not chunk:
             return ""
         self._held += chunk
+        if len(self._held) < self._recheck_at and _RUN.fullmatch(chunk):
+            return ""   # it only extends a long held run: deciding can wait, holding is always safe
         return self._emit(final=False)
 
     def flush(self) -> str:
@@ -230,12 +237,14 @@ class StreamRedactor:
                 cut = match.start()
                 break
             edits.extend(_edits(match))
-        if cut == base:
-            return ""
-        shift = self._offset - base
-        self.findings.extend(Finding(kind, start + shift, end + shift) for start, end, _r, kind in edits)
-        out = _apply(text, base, cut, edits) if edits else text[base:cut]
-        self._context = text[max(0, cut - _LOOKBEHIND):cut]
-        self._held = text[cut:]
-        self._offset += cut - base
+        out = ""
+        if cut > base:
+            shift = self._offset - base
+            self.findings.extend(Finding(kind, start + shift, end + shift) for start, end, _r, kind in edits)
+            out = _apply(text, base, cut, edits) if edits else text[base:cut]
+            self._context = text[max(0, cut - _LOOKBEHIND):cut]
+            self._held = text[cut:]
+            self._offset += cut - base
+        held = len(self._held)
+        self._recheck_at = 2 * held if held >= _LAZY_FROM else 0
         return out

@@ -1,35 +1,219 @@
-"""The rule-set step of the pipeline (SPEC §6): judges run last."""
-from governance import messages
+"""The rule-set step of the pipeline (SPEC §6, §4): judges run last, on finished text only.
+
+Each configuration of the call whose rule mode is not `off` has its rule set judged by
+its own judge chain; the strictest mode among them decides what a finding or a failed
+check does. This module is the one place that decides: fail closed in block mode.
+"""
+from __future__ import annotations
+
+import logging
+
+from governance import messages as core
+from judging import messages, zones_service
+from judging.chain import ChainResult, run_chain
+from judging.judges import DENY, PASS, Finding, JudgeContext, NotAsked, judge_for
+from judging.rulesets import RuleSet, rule_set_for
+from judging.verdicts import find_passage
+
+logger = logging.getLogger("gavel.judging")
+
+CHECK = "rules_judge"
+# A block message quotes at most this much of a passage; the hint keeps it whole.
+QUOTE_LIMIT = 200
 
 
 def judge_rules(screening) -> None:
     facts = screening.facts
+    configurations = [c for c in facts.configurations if c.rule_mode != "off"]
+    if not configurations:
+        screening.check(CHECK, "skipped", "mode_off")
+        return
+    text = screening.judged_text()
+    if text is None:
+        screening.check(CHECK, "skipped", "not_finished_text")
+        return
+
     mode = facts.strictest_mode
-    if mode == "off":
-        screening.check("rules_judge", "skipped", "mode_off")
-        return
-    if screening.judged_text() is None:
-        screening.check("rules_judge", "skipped", "not_finished_text")
-        return
-    # Judging arrives with its own issue; until then the check cannot run, and
-    # a check that cannot run is handled as SPEC §4 says (fail closed in block).
-    _failed_check(screening, mode, "not_available")
-
-
-def _failed_check(screening, mode: str, reason: str) -> None:
-    lang = screening.facts.reader_language
-    for config in screening.facts.configurations:
-        if config.rule_mode == "off":
+    context = JudgeContext(correlation_id=facts.correlation_id, actor=facts.actor)
+    written = zones_service.text_zone_of(facts)
+    answered: dict[tuple, ChainResult] = {}
+    outcomes: list[str] = []
+    reasons: list[str] = []
+    for configuration in configurations:
+        rule_set = rule_set_for(configuration)
+        if not rule_set:
             continue
-        facts = {"configuration": config.identifier, "reason": messages.reason_text(reason, lang)}
-        if mode == "block" and config.rule_default != "allow":
-            text = messages.render(messages.RULES_NOT_CHECKED_BLOCK, lang, **facts)
-            screening.stop("rules_judge", text, text)
-            screening.record("blocked", "rules_judge", {"reason": reason}, configuration=config, mode=mode)
+        # Two configurations with the same judges and the same rules need one answer, not two.
+        key = (tuple(configuration.rule_judges or ()), rule_set.key)
+        if key not in answered:
+            answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
+        result = answered[key]
+        if result.choice == DENY:
+            outcomes.append(_findings(screening, configuration, rule_set, result, mode, text))
+        elif result.choice == PASS:
+            outcomes.append(_failed_check(screening, configuration, result, mode))
+            reasons.append(result.reason)  # for a block, the last one is the block's
         else:
-            screening.add_hint({
-                "check": "rules_judge", "type": "not_checked", "configuration": config.identifier,
-                "reason": reason, "message": messages.render(messages.RULES_NOT_CHECKED, lang, **facts),
-            })
-            screening.record("not_checked", "rules_judge", {"reason": reason}, configuration=config, mode=mode)
-    screening.check("rules_judge", "blocked" if screening.block else "not_checked", reason)
+            outcomes.append("passed")
+        if screening.block is not None:
+            break  # a stopped text costs no further judge call
+
+    if not outcomes:
+        screening.check(CHECK, "skipped", "no_rules")
+    elif screening.block is not None:
+        # A block ends the loop, so the last outcome is the block; its reason, when a failed check.
+        failed = result.choice == PASS
+        screening.check(CHECK, "blocked", reasons[-1] if failed else None)
+    elif "reported" in outcomes:
+        screening.check(CHECK, "reported")
+    elif "not_checked" in outcomes:
+        screening.check(CHECK, "not_checked", reasons[0])
+    else:
+        screening.check(CHECK, "passed")
+
+
+# --- the chain of one configuration ---
+class _ZoneGated:
+    """A judge asked only when it may read the text (SPEC §7); decided lazily, when its turn comes."""
+
+    def __init__(self, judge_configuration, written: str):
+        self.configuration = judge_configuration
+        self.identifier = judge_configuration.identifier
+        self.written = written
+
+    def decide(self, rule_set: RuleSet, text: str, context: JudgeContext):
+        refused = zones_service.refusal(self.configuration, self.written, rule_set)
+        if refused is not None:
+            logger.info("judge %s not asked (correlation %s): zone %s", self.identifier, context.correlation_id,
+                        refused)
+            return NotAsked(self.identifier, "zone").decide(rule_set, text, context)
+        return judge_for(self.configuration).decide(rule_set, text, context)
+
+
+def _judges(configuration, rule_set: RuleSet, written: str) -> list:
+    from governance.models import Configuration
+
+    names = list(configuration.rule_judges or ())
+    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
+    return [_ZoneGated(found[name], written) if name in found else NotAsked(name, "no_judge") for name in names]
+
+
+# --- what a finding does ---
+def _findings(screening, configuration, rule_set: RuleSet, result: ChainResult, mode: str, text: str) -> str:
+    language = screening.facts.reader_language
+    findings = result.violations
+    detail = _detail(result, findings)
+    if mode == "block":
+        message = " ".join(_violation_message(f, language, with_passage=True) for f in findings)
+        # What a record keeps: the rule facts, never the passage (SPEC §9).
+        stored = " ".join(_violation_message(f, language, with_passage=False) for f in findings)
+        message, stored = _tool_suffix(screening, message, language), _tool_suffix(screening, stored, language)
+        screening.stop(CHECK, message, stored)
+        screening.record("blocked", CHECK, detail, configuration=configuration, mode=mode)
+        return "blocked"
+    for finding in findings:
+        hint = {
+            "check": CHECK, "type": "violation", "configuration": configuration.identifier,
+            "rule": _rule_fact(finding), "passage": finding.passage,
+            "message": _violation_message(finding, language, with_passage=True, quote_limit=None),
+        }
+        hint.update(_place(screening, finding, text))
+        screening.add_hint(hint)
+    screening.record("reported", CHECK, detail, configuration=configuration, mode=mode)
+    return "reported"
+
+
+def _rule_fact(finding: Finding) -> dict:
+    rule = finding.rule
+    return {"number": rule.number, "line": rule.line, "snippet": rule.snippet, "line_no": rule.line_no}
+
+
+def _quote(passage: str, limit: int | None) -> str:
+    passage = " ".join(passage.split())
+    if limit is not None and len(passage) > limit:
+        return passage[: limit - 1].rstrip() + "…"
+    return passage
+
+
+def _violation_message(finding: Finding, language, *, with_passage: bool, quote_limit: int | None = QUOTE_LIMIT) -> str:
+    # The rule line comes from the snippet record and the passage from the judged text, both
+    # checked before this point; the judge's own words are never quoted.
+    facts = {"number": finding.rule.number, "line": finding.rule.line, "snippet": finding.rule.snippet}
+    if not with_passage:
+        return core.render(core.RULE_VIOLATION_STORED, language, **facts)
+    if finding.passage is None:
+        return core.render(core.RULE_VIOLATION_NO_PASSAGE, language, **facts)
+    return core.render(core.RULE_VIOLATION, language, passage=_quote(finding.passage, quote_limit), **facts)
+
+
+def _place(screening, finding: Finding, judged_text: str) -> dict:
+    """Where the passage sits in what the caller gets back: offsets into `text`, or a tool call.
+
+    Offsets are code points into the returned text (SPEC §11.1): the judged text's own when
+    the two are the same, else the passage found verbatim, else white space and case aside;
+    null when it is not there (inside a JSON escape, say).
+    """
+    if finding.passage is None:
+        return {"start": None, "end": None}
+    if screening.facts.offers_tools:
+        for index, path, value in screening.tool_argument_texts():
+            if finding.passage in value or find_passage(finding.passage, value):
+                return {"tool_call": index, "argument": path, "start": None, "end": None}
+        return {"start": None, "end": None}
+    returned = screening.output.text
+    if returned == judged_text and finding.start is not None:
+        return {"start": finding.start, "end": finding.end}
+    at = returned.find(finding.passage)
+    if at >= 0:
+        return {"start": at, "end": at + len(finding.passage)}
+    span = find_passage(finding.passage, returned)
+    return {"start": span[0], "end": span[1]} if span else {"start": None, "end": None}
+
+
+# --- what a failed check does (SPEC §4) ---
+def _failed_check(screening, configuration, result: ChainResult, mode: str) -> str:
+    language = screening.facts.reader_language
+    reason_words = "; ".join(messages.reason_text(reason, language) for reason in result.reasons)
+    facts = {"configuration": configuration.identifier, "reason": reason_words}
+    detail = _detail(result, ())
+    if mode == "block" and configuration.rule_default != "allow":
+        # Fail closed: an output that could disable its own check has not passed.
+        message = _tool_suffix(screening, core.render(core.RULES_NOT_CHECKED_BLOCK, language, **facts), language)
+        screening.stop(CHECK, message, message)
+        screening.record("blocked", CHECK, detail, configuration=configuration, mode=mode)
+        return "blocked"
+    message = core.render(core.RULES_NOT_CHECKED, language, **facts)
+    if mode == "block":
+        # rule_default: allow — deliver, and say and record that the check failed open.
+        message = f"{message} {core.render(messages.RULES_FAILED_OPEN, language)}"
+        detail["failed_open"] = True
+    screening.add_hint({
+        "check": CHECK, "type": "not_checked", "configuration": configuration.identifier,
+        "reason": result.reason, "passage": None, "message": message,
+    })
+    screening.record("not_checked", CHECK, detail, configuration=configuration, mode=mode)
+    return "not_checked"
+
+
+def _detail(result: ChainResult, findings) -> dict:
+    """Policy facts for the governance log: rules, judges, choice, reason — never a passage (SPEC §2.7, §9)."""
+    detail: dict = {"choice": result.choice, "judges": [d.as_fact() for d in result.decisions]}
+    if result.deciding is not None:
+        detail["judge"] = result.deciding.judge
+    if result.choice == PASS:
+        detail["reason"] = result.reason
+    if findings:
+        rules, seen = [], set()
+        for finding in findings:
+            if finding.rule.number not in seen:
+                seen.add(finding.rule.number)
+                rules.append(_rule_fact(finding))
+        detail["rules"] = rules
+        detail["snippets"] = sorted({rule["snippet"] for rule in rules})
+    return detail
+
+
+def _tool_suffix(screening, message: str, language) -> str:
+    if screening.output.tool_calls:
+        return f"{message} {core.render(core.TOOL_CHANGE_NOT_PROPOSED, language)}"
+    return message

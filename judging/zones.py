@@ -35,24 +35,50 @@ def least_trusted(zones: Iterable[str | None]) -> str:
 
 
 def written_zone(served_by_zone: str | None, configuration_zone: str | None) -> str:
-    """The judged side's zone. Unknown counts as `local`, so only a local judge may read it."""
-    for zone in (served_by_zone, configuration_zone):
-        if zone:
-            return zone if zone in TRUST_ZONES else "local"
-    return "local"
+    """The judged side's zone (SPEC §7): where the text was written.
+
+    Each argument is a provider's declared zone: None when that provider is not known,
+    "" when it is known but declares no zone. The serving provider decides when it is
+    known, else the configuration's own provider; when neither is known, or the deciding
+    provider declares no (or no recognised) zone, the text counts as written in `local`,
+    so only a local judge may read it. (For where data may *go* the usual default is the
+    least trusted zone; here that default would let every judge through.)
+    """
+    zone = served_by_zone if served_by_zone is not None else configuration_zone
+    return zone if zone in TRUST_ZONES else "local"
 
 
-def admits(judge_zone: str, data_classes: Iterable[str]) -> bool:
-    """Whether a zone's ceiling admits every declared data class (blank is undeclared)."""
-    ceiling = DATA_CLASSES.index(CEILING[judge_zone])
+def _known(zone: str | None) -> str:
+    """A zone data may go to; an unknown or undeclared one counts as the least trusted."""
+    return zone if zone in TRUST_ZONES else TRUST_ZONES[-1]
+
+
+def refused_data_classes(judge_zone: str | None, data_classes: Iterable[str]) -> list[str]:
+    """The declared data classes a zone's ceiling does not admit, each once, in order.
+
+    A blank class is undeclared and places no constraint; an unrecognised one is refused
+    (it cannot be shown to sit under any ceiling).
+    """
+    ceiling = DATA_CLASSES.index(CEILING[_known(judge_zone)])
+    refused: list[str] = []
     for data_class in data_classes:
-        if not data_class:
+        if not data_class or data_class in refused:
             continue
         if data_class not in DATA_CLASSES or DATA_CLASSES.index(data_class) > ceiling:
-            return False
-    return True
+            refused.append(data_class)
+    return refused
 
 
-def may_judge(judge_zone: str, text_zone: str, data_classes: Iterable[str]) -> bool:
+def admits(judge_zone: str | None, data_classes: Iterable[str]) -> bool:
+    """Whether a zone's ceiling admits every declared data class (blank is undeclared)."""
+    return not refused_data_classes(judge_zone, data_classes)
+
+
+def may_read(judge_zone: str | None, text_zone: str) -> bool:
     """A judge never reads text in a less trusted place than where it was written."""
-    return zone_rank(judge_zone) <= zone_rank(text_zone) and admits(judge_zone, data_classes)
+    return zone_rank(judge_zone) <= zone_rank(text_zone)
+
+
+def may_judge(judge_zone: str | None, text_zone: str, data_classes: Iterable[str]) -> bool:
+    """Both tests of SPEC §7: the judge's zone is at least as trusted, and it admits every data class."""
+    return may_read(judge_zone, text_zone) and admits(judge_zone, data_classes)

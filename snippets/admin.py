@@ -72,4 +72,4 @@ class SnippetAdmin(SimpleHistoryAdmin):
             "%(count)d rules. Each non-empty line is one rule; a hint cites it by this line number.",
             len(lines),
         ) % {"count": len(lines)}
-        return format_html("<ol class='gavel-lines'>{}</ol><p class='help'>{}</p>", rows, note)
+        return format_html("<ol class='gavel-lines'>{}</ol><div class='gavel-note'>{}</div>", rows, note)

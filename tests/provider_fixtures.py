@@ -15,6 +15,8 @@ import pytest
 
 from tests.provider_server import ProviderServer
 
+__all__ = ["provider_server", "provider_server_session", "shared_provider_server"]
+
 _lock = threading.Lock()
 _shared: ProviderServer | None = None
 

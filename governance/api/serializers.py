@@ -7,6 +7,39 @@ from rest_framework import serializers
 from governance.screening import KINDS
 
 
+class JSONTyped:
+    """A JSON value of the wrong type is refused, never coerced: 42 is not "42", "yes" is not true."""
+
+    json_type: tuple = (str,)
+    type_message = _("Give a string.")
+
+    def to_internal_value(self, data):
+        if not isinstance(data, self.json_type):
+            raise serializers.ValidationError(self.type_message)
+        return super().to_internal_value(data)
+
+
+class String(JSONTyped, serializers.CharField):
+    pass
+
+
+class Slug(JSONTyped, serializers.SlugField):
+    pass
+
+
+class Pattern(JSONTyped, serializers.RegexField):
+    pass
+
+
+class Choice(JSONTyped, serializers.ChoiceField):
+    pass
+
+
+class Boolean(JSONTyped, serializers.BooleanField):
+    json_type = (bool,)
+    type_message = _("Give true or false.")
+
+
 class StrictSerializer(serializers.Serializer):
     """Refuse keys the endpoint does not know, instead of silently dropping them."""
 
@@ -26,8 +59,8 @@ class StrictSerializer(serializers.Serializer):
 
 
 class ToolCallSerializer(StrictSerializer):
-    id = serializers.CharField(required=False, allow_blank=True, max_length=200)
-    name = serializers.CharField(max_length=200)
+    id = String(required=False, allow_blank=True, max_length=200)
+    name = String(max_length=200)
     arguments = serializers.JSONField(help_text="An object, or a JSON string.")
 
     def validate_arguments(self, value):
@@ -43,22 +76,22 @@ class ToolCallSerializer(StrictSerializer):
 
 
 class ConfigurationRefs(serializers.Serializer):
-    configuration = serializers.SlugField(required=False, allow_null=True, max_length=100)
-    also = serializers.ListField(child=serializers.SlugField(max_length=100), required=False, default=list)
-    site = serializers.SlugField(required=False, allow_blank=True, default="", max_length=100)
-    language = serializers.RegexField(
+    configuration = Slug(required=False, allow_null=True, max_length=100)
+    also = serializers.ListField(child=Slug(max_length=100), required=False, default=list)
+    site = Slug(required=False, allow_blank=True, default="", max_length=100)
+    language = Pattern(
         r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$", required=False, allow_blank=True, default="", max_length=35
     )
 
 
 class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
-    text = serializers.CharField(allow_blank=True, trim_whitespace=False)
-    format = serializers.ChoiceField(choices=["text", "json"], default="text")
+    text = String(allow_blank=True, trim_whitespace=False)
+    format = Choice(choices=["text", "json"], default="text")
     tool_calls = ToolCallSerializer(many=True, required=False, default=list)
-    kind = serializers.ChoiceField(choices=KINDS, default="completion")
-    offers_tools = serializers.BooleanField(default=False)
-    read_tools = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
-    served_by = serializers.SlugField(required=False, allow_null=True, max_length=100)
+    kind = Choice(choices=KINDS, default="completion")
+    offers_tools = Boolean(default=False)
+    read_tools = serializers.ListField(child=String(max_length=200), required=False, default=list)
+    served_by = Slug(required=False, allow_null=True, max_length=100)
 
     def validate(self, attrs):
         if attrs.get("format") == "json":
@@ -70,20 +103,20 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
 
 
 class MessageSerializer(StrictSerializer):
-    role = serializers.ChoiceField(choices=["system", "user", "assistant", "tool"])
-    content = serializers.CharField(allow_blank=True, trim_whitespace=False, allow_null=True)
-    name = serializers.CharField(required=False, max_length=200)
-    tool_call_id = serializers.CharField(required=False, max_length=200)
+    role = Choice(choices=["system", "user", "assistant", "tool"])
+    content = String(allow_blank=True, trim_whitespace=False, allow_null=True)
+    name = String(required=False, max_length=200)
+    tool_call_id = String(required=False, max_length=200)
     tool_calls = serializers.ListField(child=serializers.DictField(), required=False)
 
 
 class CompletionRequestSerializer(StrictSerializer, ConfigurationRefs):
-    configuration = serializers.SlugField(max_length=100)
+    configuration = Slug(max_length=100)
     messages = MessageSerializer(many=True, allow_empty=False)
     tools = serializers.ListField(child=serializers.DictField(), required=False, default=list)
-    read_tools = serializers.ListField(child=serializers.CharField(max_length=200), required=False, default=list)
-    kind = serializers.ChoiceField(choices=KINDS, default="completion")
-    stream = serializers.BooleanField(default=False)
+    read_tools = serializers.ListField(child=String(max_length=200), required=False, default=list)
+    kind = Choice(choices=KINDS, default="completion")
+    stream = Boolean(default=False)
 
     def validate_tools(self, tools):
         for index, tool in enumerate(tools):

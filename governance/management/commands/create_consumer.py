@@ -1,0 +1,67 @@
+"""`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3)."""
+import re
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+from django.core.validators import validate_slug
+from django.db import transaction
+
+from governance.models import Configuration, Consumer
+
+# DRF's rate syntax: requests per second, minute, hour or day ("120/min", "5000/day").
+RATE_RE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+
+
+def split_names(value: str) -> list[str]:
+    names = []
+    for name in (value or "").split(","):
+        name = name.strip()
+        if name and name not in names:
+            names.append(name)
+    return names
+
+
+class Command(BaseCommand):
+    help = (
+        "Create an API consumer granted the given configurations and print its token once, alone on the "
+        "last line. Only the token's hash is stored: a lost token cannot be shown again (revoke and create anew)."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("name", help="the consumer's name (a slug)")
+        parser.add_argument("--configurations", default="", metavar="A,B",
+                            help="comma-separated configuration identifiers the consumer may call")
+        parser.add_argument("--admin", action="store_true",
+                            help="an administrator consumer: may also read the governance log and the policy")
+        parser.add_argument("--throttle", default="", metavar="RATE",
+                            help="e.g. 120/min; default GAVEL_THROTTLE_RATE")
+
+    def handle(self, *args, name, configurations, admin, throttle, **options):
+        try:
+            validate_slug(name)
+        except ValidationError as exc:
+            raise CommandError(f"{name!r} is not a valid consumer name: use letters, digits, - and _.") from exc
+        if throttle and not RATE_RE.match(throttle):
+            raise CommandError(f"{throttle!r} is not a rate: give e.g. 120/min or 5000/day.")
+        identifiers = split_names(configurations)
+        if not identifiers and not admin:
+            raise CommandError("Name at least one configuration with --configurations (or use --admin).")
+        found = {c.identifier: c for c in Configuration.objects.filter(identifier__in=identifiers)}
+        unknown = [i for i in identifiers if i not in found]
+        if unknown:
+            raise CommandError(f"Unknown configuration: {', '.join(unknown)}")
+        if Consumer.objects.filter(name=name).exists():
+            raise CommandError(f"A consumer named {name} exists already; revoke_consumer it or choose another name.")
+
+        with transaction.atomic():
+            consumer = Consumer(name=name, is_admin=admin, throttle_rate=throttle)
+            token = consumer.issue_token()
+            consumer.save()
+            consumer.configurations.set([found[i] for i in identifiers])
+
+        kind = "administrator consumer" if admin else "consumer"
+        self.stdout.write(f"Created {kind} {name}, granted: {', '.join(identifiers) or '(no configuration)'}.")
+        self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
+        self.stdout.write("Its token is shown this once; only its hash is stored. "
+                          "Send it as 'Authorization: Bearer <token>'.")
+        self.stdout.write(token)

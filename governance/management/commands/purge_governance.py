@@ -1,0 +1,26 @@
+"""`manage.py purge_governance --days N`: delete governance events older than N days (SPEC §2.7)."""
+from datetime import timedelta
+
+from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+
+from governance.models import GovernanceEvent
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete governance events older than N days (default 30; N < 1 is refused). "
+        "Task contents will be purged here too once tasks exist (SPEC §10); this version has no tasks."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("--days", type=int, default=30, help="keep the last N days (N >= 1, default 30)")
+
+    def handle(self, *args, days, **options):
+        if days < 1:
+            raise CommandError("--days must be at least 1: purging everything is not what this command is for.")
+        cutoff = timezone.now() - timedelta(days=days)
+        deleted, _ = GovernanceEvent.objects.filter(at__lt=cutoff).delete()
+        self.stdout.write(
+            f"Deleted {deleted} governance event(s) older than {days} day(s) (before {cutoff:%Y-%m-%d %H:%M:%S %Z})."
+        )

@@ -1,0 +1,175 @@
+"""`manage.py seed_demo`: the demo policy, logins and consumer of the embedded default (SPEC §11.4).
+
+Idempotent: every run leaves the same state and prints the same passwords and token, because
+they are derived from SECRET_KEY rather than stored anywhere in clear.
+"""
+import base64
+import hashlib
+import hmac
+
+from django.apps import apps
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group, Permission
+from django.contrib.contenttypes.models import ContentType
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+from governance import policy
+from governance.models import Configuration, Consumer
+
+ADMIN_URL = "http://127.0.0.1:8000/admin/"
+DEMO_CONSUMER = "demo-app"
+
+DEMO_POLICY = {
+    "providers": [
+        {
+            "name": "demo-local",
+            "kind": "chat",
+            "route": "openai",
+            "api_base": "http://127.0.0.1:11434/v1",
+            "trust_zone": "local",
+            "timeout": 30,
+        },
+    ],
+    "configurations": [
+        {
+            "identifier": "demo",
+            "provider": "demo-local",
+            "model": "qwen2.5:7b",
+            "system_prompt": "You write short, plain texts for a company website.",
+            "context_tags": ["house-style"],
+            "rules": {"mode": "report", "tags": ["house-style"], "judges": ["demo-judge"], "default": "block"},
+        },
+        {
+            "identifier": "demo-judge",
+            "provider": "demo-local",
+            "model": "qwen2.5:7b",
+            "temperature": 0.0,
+            "timeout": 15,
+        },
+    ],
+    "snippets": [
+        {
+            "identifier": "house-style",
+            "name": "House style",
+            "tags": ["house-style"],
+            "sort": 10,
+            "body": (
+                "Headlines carry no exclamation mark.\n"
+                "Address the reader formally.\n"
+                "Write the numbers one to twelve as words.\n"
+            ),
+        },
+    ],
+    "term_lists": [
+        {
+            "name": "Demo brand words",
+            "configurations": ["demo"],
+            "forbidden": ["Kunde", "Rabatt*"],
+            "mode": "block",
+            "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
+        },
+    ],
+}
+
+# The policy models a policy editor may add, change and view (SPEC §1). Pattern rules join
+# once their model exists; the admin-only fields stay read-only for this user (SPEC §2.3).
+POLICY_EDITOR_MODELS = (
+    "governance.provider",
+    "governance.configuration",
+    "snippets.snippet",
+    "snippets.patternrule",
+    "termlists.termlist",
+)
+
+
+def derive(purpose: str, length: int = 43) -> str:
+    """A stable secret for `purpose`: HMAC-SHA256 of SECRET_KEY, URL-safe, so reruns print the same."""
+    digest = hmac.new(settings.SECRET_KEY.encode("utf-8"), purpose.encode("utf-8"), hashlib.sha256).digest()
+    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")[:length]
+
+
+def demo_token() -> str:
+    return Consumer.TOKEN_PREFIX + derive(DEMO_CONSUMER)
+
+
+class Command(BaseCommand):
+    help = (
+        "Create (or restore) the demo policy, the logins admin, policy-editor and editor, and the consumer "
+        "demo-app. Idempotent; prints the logins and, alone on the last line, the demo token."
+    )
+
+    def handle(self, *args, **options):
+        with transaction.atomic():
+            report = policy.import_policy(DEMO_POLICY)
+            logins = [
+                ("admin", self.ensure_user("admin", superuser=True), "administrator: every field, /admin/"),
+                ("policy-editor", self.ensure_policy_editor(), "policy editor: term lists, snippets, configurations"),
+                ("editor", self.ensure_editor(), "reviewer: group editors, /review/"),
+            ]
+            token = self.ensure_consumer()
+
+        self.stdout.write(
+            f"Demo policy: {len(report.created)} created, {len(report.changed)} changed, "
+            f"{len(report.unchanged)} unchanged."
+        )
+        self.stdout.write(f"Log in at {ADMIN_URL} as:")
+        for username, password, role in logins:
+            self.stdout.write(f"  {username} / {password}    ({role})")
+        self.stdout.write(f"Consumer {DEMO_CONSUMER} (granted: demo); its token, for 'Authorization: Bearer …':")
+        self.stdout.write(token)
+
+    def ensure_user(self, username: str, *, superuser=False, staff=False):
+        """The user exists with the derived password and these rights; return the password."""
+        User = get_user_model()
+        password = derive(f"password:{username}", 16)
+        user, created = User.objects.get_or_create(username=username)
+        wanted = {"is_superuser": superuser, "is_staff": superuser or staff, "is_active": True}
+        dirty = created or any(getattr(user, k) != v for k, v in wanted.items())
+        for key, value in wanted.items():
+            setattr(user, key, value)
+        if created or not user.check_password(password):
+            user.set_password(password)
+            dirty = True
+        if dirty:
+            user.save()
+        return password
+
+    def ensure_policy_editor(self) -> str:
+        password = self.ensure_user("policy-editor", staff=True)
+        user = get_user_model().objects.get(username="policy-editor")
+        user.user_permissions.add(*self.policy_permissions())
+        return password
+
+    def ensure_editor(self) -> str:
+        password = self.ensure_user("editor")
+        group, _ = Group.objects.get_or_create(name="editors")
+        get_user_model().objects.get(username="editor").groups.add(group)
+        return password
+
+    @staticmethod
+    def policy_permissions() -> list:
+        permissions = []
+        for label in POLICY_EDITOR_MODELS:
+            try:
+                model = apps.get_model(label)
+            except LookupError:
+                continue  # not built yet (pattern rules)
+            content_type = ContentType.objects.get_for_model(model)
+            codenames = [f"{action}_{model._meta.model_name}" for action in ("add", "change", "view")]
+            permissions += Permission.objects.filter(content_type=content_type, codename__in=codenames)
+        return permissions
+
+    @staticmethod
+    def ensure_consumer() -> str:
+        token = demo_token()
+        consumer = Consumer.objects.filter(name=DEMO_CONSUMER).first() or Consumer(name=DEMO_CONSUMER)
+        wanted = {"token_hash": Consumer.hash_token(token), "token_prefix": token[:10], "revoked_at": None,
+                  "is_admin": False}
+        if consumer.pk is None or any(getattr(consumer, k) != v for k, v in wanted.items()):
+            for key, value in wanted.items():
+                setattr(consumer, key, value)
+            consumer.save()
+        consumer.configurations.add(Configuration.objects.get(identifier="demo"))
+        return token

@@ -1,0 +1,84 @@
+"""Trust zones applied to records (SPEC §7): which judge may read which text.
+
+Turns providers, configurations and rule sets into the plain strings `judging.zones`
+reasons about. The judging side counts every provider the completion service could
+reach for the judge (`governance.completions.chain_of`), so the two cannot drift.
+"""
+from __future__ import annotations
+
+from governance import messages as core
+from judging import messages, zones
+
+
+def provider_zone(provider) -> str | None:
+    """A provider's declared zone: None when there is no provider, "" when it declares none."""
+    if provider is None:
+        return None
+    return provider.trust_zone or ""
+
+
+def text_zone(served_by=None, configuration=None) -> str:
+    """Where a text was written: the serving provider, else the configuration's own; else `local`."""
+    own = provider_zone(configuration.provider) if configuration is not None else None
+    return zones.written_zone(provider_zone(served_by), own)
+
+
+def text_zone_of(facts) -> str:
+    return text_zone(facts.served_by, facts.configuration)
+
+
+def judging_zone(judge_configuration) -> str:
+    """The least trusted zone among the judge's provider and every provider its fallbacks reach."""
+    from governance.completions import chain_of
+
+    return zones.least_trusted(c.provider.trust_zone or None for c in chain_of(judge_configuration))
+
+
+def refusal(judge_configuration, written: str, rule_set) -> dict | None:
+    """Why the judge may not read the text, as facts (None when it may).
+
+    {"judge_zone", "text_zone"} when the judge is less trusted than where the text was
+    written; {"judge_zone", "data_class", "snippet"} when its ceiling does not admit a
+    snippet's declared data class.
+    """
+    where = judging_zone(judge_configuration)
+    if not zones.may_read(where, written):
+        return {"judge_zone": where, "text_zone": written}
+    for snippet, data_class in rule_set.data_classes:
+        if zones.refused_data_classes(where, [data_class]):
+            return {"judge_zone": where, "data_class": data_class, "snippet": snippet}
+    return None
+
+
+def zone_warnings(configuration) -> list[str]:
+    """Why each judge of `configuration` can never run for zone reasons, in the active language.
+
+    "Never" is measured against texts the configuration writes itself (its own provider's
+    zone, `local` when it declares none) and against the data classes of its rule set,
+    which hold for every call. A screening naming a less trusted `served_by` may still
+    reach a judge this list warns about; one naming a more trusted one may not reach a
+    judge it does not mention.
+    """
+    from governance.models import Configuration
+    from judging.rulesets import rule_set_for
+
+    names = list(configuration.rule_judges or ())
+    if not names:
+        return []
+    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
+    written = text_zone(None, configuration)
+    rule_set = rule_set_for(configuration)
+    warnings: list[str] = []
+    for name in names:
+        judge = found.get(name)
+        if judge is None:
+            continue
+        where = judging_zone(judge)
+        facts = {"judge": name, "configuration": configuration.identifier, "judge_zone": where}
+        if not zones.may_read(where, written):
+            warnings.append(core.render(messages.WARN_ZONE, None, text_zone=written, **facts))
+        for snippet, data_class in rule_set.data_classes:
+            if zones.refused_data_classes(where, [data_class]):
+                warnings.append(core.render(messages.WARN_DATA_CLASS, None, data_class=data_class, snippet=snippet,
+                                            **facts))
+    return warnings

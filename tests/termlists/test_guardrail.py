@@ -1,0 +1,269 @@
+"""The term-list step and its service (SPEC §5): scope, loading, caching, and the step's results,
+driven without HTTP. The API's view of the same rules is in test_api_termlists.py.
+"""
+from types import SimpleNamespace
+
+import pytest
+from django.db import connection
+from django.db.utils import OperationalError, ProgrammingError
+from django.test.utils import CaptureQueriesContext
+
+from governance.models import Configuration, GovernanceEvent
+from governance.screening import CallFacts, Output, ToolCall, run_pipeline
+from termlists import guardrail, services
+from termlists.models import TermList
+
+LONG = " ".join(f"word{i}" for i in range(40))
+
+
+def facts(site="", language=""):
+    return SimpleNamespace(site=site, language=language)
+
+
+# --- scope_of: pure (SPEC §5.1) ---
+@pytest.mark.parametrize(
+    ("list_site", "list_language", "call_site", "call_language", "expected"),
+    [
+        ("", "", "", "", services.ALL_TERMS),
+        ("", "", "blog", "fr", services.ALL_TERMS),  # an unbound list applies to every site and language
+        ("blog", "", "blog", "", services.ALL_TERMS),
+        ("blog", "", "shop", "", None),
+        ("blog", "", "", "", services.FORBIDDEN_ONLY),
+        ("blog", "", "BLOG", "", None),
+        ("", "de", "", "de", services.ALL_TERMS),
+        ("", "de", "", "de-AT", services.ALL_TERMS),
+        ("", "de", "", "De-aT", services.ALL_TERMS),
+        ("", "de", "", "de_AT", services.ALL_TERMS),
+        ("", "de-at", "", "DE-AT", services.ALL_TERMS),
+        ("", "de", "", "den", None),
+        ("", "de-AT", "", "de", None),
+        ("", "de", "", "", services.FORBIDDEN_ONLY),
+        ("blog", "de", "blog", "de", services.ALL_TERMS),
+        ("blog", "de", "blog", "", services.FORBIDDEN_ONLY),
+        ("blog", "de", "", "de", services.FORBIDDEN_ONLY),
+        ("blog", "de", "", "en", None),  # a stated, different language excludes even forbidden terms
+        ("blog", "de", "shop", "", None),
+    ],
+)
+def test_scope_of(list_site, list_language, call_site, call_language, expected):
+    assert services.scope_of(list_site, list_language, facts(call_site, call_language)) == expected
+
+
+# --- locate: the passage a hint quotes ---
+@pytest.mark.parametrize(
+    ("term", "text", "expected"),
+    [
+        ("Kunde", "Der KUNDE zahlt", ("KUNDE", 4)),
+        ("Kunde", "Kundenkonto und Kunde", ("Kunde", 16)),
+        ("Guten Tag", "Sag Guten\n  Tag!", ("Guten\n  Tag", 4)),
+        ("Rabatt*", "die Rabattaktion", ("Rabattaktion", 4)),
+        ("Kunde", "Der Kun<b>de</b>", ("Kunde", None)),  # only with markup removed: no offset
+        ("Kunde", "nichts", (None, None)),
+        ("Straße", "STRAẞE", ("STRAẞE", 0)),
+    ],
+)
+def test_locate(term, text, expected):
+    assert services.locate(term, text) == expected
+
+
+# --- the missing table is recognised by its message ---
+@pytest.mark.parametrize(
+    ("error", "missing"),
+    [
+        (ProgrammingError('relation "termlists_termlist" does not exist\nLINE 1: ...'), True),
+        (OperationalError("no such table: termlists_termlist"), True),
+        (ProgrammingError("(1146, \"Table 'gavel.termlists_termlist' doesn't exist\")"), True),
+        (OperationalError("database is locked"), False),
+        (ProgrammingError('relation "governance_policyversion" does not exist'), False),
+        (ProgrammingError('column termlists_termlist.mode does not exist'), True),
+    ],
+)
+def test_is_missing_table(error, missing):
+    assert services._is_missing_table(error) is missing
+
+
+# --- with the database ---
+@pytest.fixture
+def second(db, provider):
+    return Configuration.objects.create(identifier="shop", provider=provider, model="test-model")
+
+
+@pytest.fixture
+def make_list(db, configuration):
+    def make(name="Brand", configurations=None, **fields):
+        term_list = TermList.objects.create(name=name, **fields)
+        term_list.configurations.set(configurations if configurations is not None else [configuration])
+        return term_list
+
+    return make
+
+
+def run(text="", configuration=None, tool_calls=(), **fact_fields):
+    output = Output(text=text, format=fact_fields.pop("format", "text"),
+                    tool_calls=[ToolCall(**call) for call in tool_calls])
+    return run_pipeline(output, CallFacts(configuration=configuration, **fact_fields))
+
+
+def term_check(screening):
+    (entry,) = [c for c in screening.checks if c["check"] == "term_list"]
+    return entry
+
+
+def test_lists_are_loaded_in_one_query_and_compiled_once(make_list, configuration, second):
+    make_list(name="A", forbidden="Kunde")
+    make_list(name="B", forbidden="Rabatt", configurations=[configuration, second])
+    make_list(name="C", forbidden="Preis", configurations=[second])
+    call = CallFacts(configuration=configuration, also=[second])
+    services.lists_for(call)  # compiles
+    # One query for the lists in scope, one for the policy version; the matchers come from memory.
+    # (Inside a transaction, as here, the first query also runs under a savepoint.)
+    with CaptureQueriesContext(connection) as queries:
+        in_scope = services.lists_for(call)
+    statements = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+    assert len(statements) == 2, statements
+    assert [item.compiled.name for item in in_scope] == ["A", "B", "C"]
+    # B names both configurations: it is reported through the call's own one.
+    assert [item.configuration.identifier for item in in_scope] == ["newsroom", "newsroom", "shop"]
+
+
+def test_no_configuration_reads_nothing(db, django_assert_num_queries):
+    with django_assert_num_queries(0):
+        assert services.lists_for(CallFacts()) == []
+        assert guardrail.lists_apply(CallFacts()) is False
+
+
+def test_a_compiled_list_is_replaced_not_accumulated(make_list, configuration):
+    term_list = make_list(forbidden="Kunde")
+    services.lists_for(CallFacts(configuration=configuration))
+    first = services._compiled[term_list.pk]
+    for term in ("Rabatt", "Preis", "Kunde"):
+        term_list.forbidden = term
+        term_list.save()
+        services.lists_for(CallFacts(configuration=configuration))
+    assert services._compiled[term_list.pk] is not first
+    assert services._compiled[term_list.pk][1].forbidden.terms == ("Kunde",)
+    assert sum(1 for key in services._compiled if key == term_list.pk) == 1
+
+
+def test_another_policy_edit_recompiles_too(make_list, configuration):
+    term_list = make_list(forbidden="Kunde")
+    services.lists_for(CallFacts(configuration=configuration))
+    held = services._compiled[term_list.pk][1]
+    configuration.system_prompt = "changed"
+    configuration.save()  # bumps the policy version, which the cache key carries
+    services.lists_for(CallFacts(configuration=configuration))
+    assert services._compiled[term_list.pk][1] is not held
+
+
+def test_lists_apply(make_list, configuration, second):
+    make_list(forbidden="Kunde", site="blog", configurations=[second])
+    assert guardrail.lists_apply(CallFacts(configuration=configuration)) is False
+    assert guardrail.lists_apply(CallFacts(configuration=configuration, also=[second])) is True
+    assert guardrail.lists_apply(CallFacts(configuration=second, site="blog")) is True
+    assert guardrail.lists_apply(CallFacts(configuration=second)) is True  # forbidden terms still apply
+    assert guardrail.lists_apply(CallFacts(configuration=second, site="shop")) is False
+
+
+def test_lists_apply_holds_when_lists_cannot_be_read(make_list, configuration, monkeypatch):
+    def broken(ids):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    monkeypatch.setattr(services, "_scope_rows", broken)
+    assert guardrail.lists_apply(CallFacts(configuration=configuration)) is True
+
+
+def test_lists_apply_does_not_hold_without_the_table(configuration, monkeypatch):
+    def missing(ids):
+        raise ProgrammingError('relation "termlists_termlist_configurations" does not exist')
+
+    monkeypatch.setattr(services, "_scope_rows", missing)
+    assert guardrail.lists_apply(CallFacts(configuration=configuration)) is False
+
+
+def test_a_real_missing_table_passes(configuration):
+    """Not a monkeypatch: the table is really gone (and the transaction survives it)."""
+    with connection.cursor() as cursor:
+        cursor.execute("ALTER TABLE termlists_termlist RENAME TO termlists_termlist_gone")
+    try:
+        screening = run("Der Kunde", configuration)
+        assert term_check(screening) == {"check": "term_list", "result": "skipped", "reason": "table_missing"}
+        assert screening.outcome == "allowed"
+    finally:
+        with connection.cursor() as cursor:
+            cursor.execute("ALTER TABLE termlists_termlist_gone RENAME TO termlists_termlist")
+
+
+# --- the step ---
+def test_the_step_reports_passed_when_lists_apply_and_find_nothing(make_list, configuration):
+    make_list(forbidden="Kunde")
+    assert term_check(run("Kundenkonto", configuration)) == {"check": "term_list", "result": "passed"}
+
+
+def test_the_step_in_a_tool_run_with_only_read_calls_passes(make_list, configuration):
+    make_list(forbidden="Kunde")
+    screening = run("Kunde", configuration, tool_calls=[{"name": "search", "arguments": {"q": "Kunde"}}],
+                    offers_tools=True, read_tools=frozenset({"search"}))
+    assert screening.outcome == "allowed"
+    assert term_check(screening)["result"] == "passed"
+
+
+def test_the_block_message_follows_the_reader_language(make_list, configuration):
+    make_list(forbidden="Kunde")
+    assert run("Kunde", configuration, reader_language="de").block.message == (
+        "Die Begriffsliste „Brand“ erlaubt nicht: Kunde."
+    )
+    assert run("Kunde", configuration, reader_language="en").block.message == (
+        "The term list “Brand” does not allow: Kunde."
+    )
+
+
+def test_report_mode_hint_in_german(make_list, configuration):
+    make_list(forbidden="Kunde", mode="report")
+    (hint,) = run("Kunde", configuration, reader_language="de").hints
+    assert hint["message"] == "Die Begriffsliste „Brand“ erlaubt nicht: Kunde. (Berichtsmodus: Der Text wurde ausgeliefert.)"
+
+
+def test_terms_are_reported_as_written_in_list_order_each_once(make_list, configuration):
+    make_list(forbidden="Rabatt*\nkunde\nKUNDE\nPreis")
+    screening = run('Preis? Kunde! Rabatte, KUNDE', configuration)
+    assert screening.block.message == "The term list “Brand” does not allow: Rabatt*, kunde, Preis."
+
+
+def test_forbidden_terms_in_answer_and_arguments_are_reported_together(make_list, configuration):
+    make_list(forbidden="Kunde\nRabatt", mode="report")
+    screening = run("Der Kunde", configuration, tool_calls=[{"name": "save", "arguments": {"b": "Rabatt"}}])
+    (hint,) = screening.hints
+    assert hint["terms"] == ["Kunde", "Rabatt"]
+    assert hint["passage"] == "Kunde" and "tool_call" not in hint  # the first place found: the answer
+    (event,) = GovernanceEvent.objects.filter(check_name="term_list")
+    assert event.detail == {"list": "Brand", "terms": ["Kunde", "Rabatt"], "missing": []}
+
+
+def test_redaction_runs_before_term_lists(make_list, configuration):
+    """A term list reads the text redaction left (SPEC §3): a forbidden term inside a key is gone."""
+    make_list(forbidden="Kunde")
+    screening = run("Log in at https://bob:Kunde@example.com/", configuration)
+    assert screening.checks[0] == {"check": "secret_redaction", "result": "redacted"}
+    assert screening.outcome == "allowed"
+    assert run("Log in as Kunde at https://example.com/", configuration).outcome == "blocked"
+
+
+def test_a_block_skips_later_steps(make_list, configuration):
+    make_list(forbidden="Kunde")
+    screening = run("Kunde", configuration)
+    later = [c for c in screening.checks if c["check"] in ("pattern_rules", "citations", "rules_judge")]
+    assert all(c == {"check": c["check"], "result": "skipped", "reason": "earlier_block"} for c in later)
+
+
+def test_a_failure_while_compiling_fails_closed(make_list, configuration, monkeypatch, caplog):
+    make_list(forbidden="Kunde")
+    services.forget_compiled()
+
+    def broken(terms):
+        raise MemoryError("automaton too large")
+
+    monkeypatch.setattr(services, "TermMatcher", broken)
+    screening = run("fine", configuration)
+    assert screening.outcome == "blocked"
+    assert term_check(screening) == {"check": "term_list", "result": "blocked", "reason": "check_failed"}
+    assert any(r.levelname == "ERROR" for r in caplog.records)
