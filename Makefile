@@ -23,7 +23,8 @@ test: install
 	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 bench: install
-	$(PY) benchmarks/run_all.py
+	$(PY) benchmarks/termlists.py
+	$(PY) benchmarks/judging.py
 
 schema: install
 	GAVEL_TESTING=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null

@@ -180,6 +180,8 @@ class AdminOnlyFieldsMixin:
         model_fields = {f.name for f in self.model._meta.concrete_fields}
         changes = {name: form.cleaned_data[name] for name in form.changed_data
                    if name in model_fields and name in form.cleaned_data}
+        # What SimpleHistoryAdmin.save_model would do, as this replaces it: the history names the person.
+        obj._history_user = request.user
         writes.save_record(request.user, obj, changes)
 
 
@@ -268,6 +270,15 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     def fallback_list(self, obj):
         return ", ".join(obj.fallbacks) or "—"
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # Warn, on every visit, about judges that could never run (SPEC §7) or are missing.
+        if request.method == "GET" and (obj := self.get_object(request, object_id)) is not None:
+            from judging.admin_warnings import configuration_warnings
+
+            for warning in configuration_warnings(obj):
+                messages.warning(request, warning)
+        return super().change_view(request, object_id, form_url, extra_context)
+
 
 # --- Consumers ------------------------------------------------------------------
 
@@ -326,8 +337,9 @@ class GovernanceEventAdmin(admin.ModelAdmin):
 
     list_display = ("at", "decision", "check_name", "configuration", "provider", "model", "actor", "mode",
                     "correlation_link")
-    list_filter = ("decision", "check_name", "mode", "configuration", "provider")
-    search_fields = ("=correlation_id", "configuration", "actor", "model")
+    # No filter on an unindexed column: listing its distinct values would scan the whole log.
+    list_filter = ("decision", "check_name", "mode", "configuration")
+    search_fields = ("=correlation_id", "configuration", "provider", "actor", "model")
     date_hierarchy = "at"
     ordering = ("-at", "-id")
     # The log grows fast; do not count the whole table on every filtered page.

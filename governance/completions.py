@@ -305,8 +305,13 @@ def stream_events(call: PreparedCall, opened=None):
             yield sse("blocked", {"block": body["block"]})
         else:
             yield sse("delta", {"text": text or ""})
-    elif body["hints"]:
-        yield sse("hints", {"hints": body["hints"]})
+    else:
+        if body["hints"]:
+            yield sse("hints", {"hints": body["hints"]})
+        if screening.block is not None:
+            # A live stream that is stopped at the end (a tool run whose write was
+            # refused): its proposed tool calls are not returned, and it says so.
+            yield sse("blocked", {"block": body["block"]})
     yield sse("done", body)
 
 

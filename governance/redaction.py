@@ -30,9 +30,9 @@ from dataclasses import dataclass
 # or a 20-character alphanumeric run ("sk-learn-compatible-…" stays); hashes,
 # UUIDs, paths, e-mail addresses and URLs without credentials match nothing.
 #
-# Every quantifier is greedy over a character class that the next part of the
-# pattern cannot start with, so a match attempt never backtracks more than
-# linearly; all patterns are compiled once, at import.
+# Match attempts start only at a handful of literal characters and read at most
+# the run they sit in, so redaction is linear in the length of the text; all
+# patterns are compiled once, at import.
 
 MASK = "***"
 
@@ -86,11 +86,12 @@ _SHAPE_PATTERN = re.compile(_SHAPES, re.VERBOSE)
 # depend on text that has not arrived yet (it reaches the end of what we hold).
 # Each alternative starts where the matching alternative above starts and
 # covers all it can read before it is decided, so everything before the first
-# such position is decided whatever comes next.
+# such position is decided whatever comes next. The query alternative is kept
+# apart: it is only looked for in the last run without a value stop, so that a
+# run of many "?key=" cannot make the search quadratic.
 _OPEN = re.compile(
     rf"""(?:
   /(?:(?<=://)|(?<=:\\/\\/))[^{_URL_STOP}@:]*(?::[^{_URL_STOP}]*)?
-| [?&;](?:(?<=[?&])|(?<=&amp;))(?:[A-Za-z_\-]{{0,40}}|{_QUERY_NAME}=[^{_VALUE_STOP}]*)
 | [Bb](?<![{_B64}].)(?i:earer(?:[ \t]+[{_TOKEN68}]*)?|eare|ear|ea|e|)
 | s(?<![{_B64}].)(?:k-[{_B64}]*|k|)
 | A(?<![A-Za-z0-9].)(?:[KS]IA[A-Z0-9]*|[KS]I|[KS]|)
@@ -102,8 +103,14 @@ _OPEN = re.compile(
 )\Z""",
     re.VERBOSE,
 )
-_RUN = re.compile(r"[A-Za-z0-9_\-]+")
-_LAZY_FROM = 256  # held characters from which a chunk that only extends a token run is not rechecked
+_OPEN_QUERY = re.compile(
+    rf"[?&;](?:(?<=[?&])|(?<=&amp;))(?:[A-Za-z_\-]{{0,40}}|{_QUERY_NAME}=[^{_VALUE_STOP}]*)\Z", re.VERBOSE
+)
+_LAST_VALUE_STOP = re.compile(rf"[{_VALUE_STOP}][^{_VALUE_STOP}]*\Z")
+# No undecided attempt reads past one of these (a space or tab only right after
+# "Bearer"), so a chunk holding one may let held text go.
+_CLOSER = re.compile(r"[\s\"'<>`\\]")
+_LAZY_FROM = 256  # from this many held characters, look again only at twice the size or at a closer
 _LOOKBEHIND = 8  # characters of already-emitted text a stream keeps for lookbehinds (longest: "&amp;")
 
 _KEEP_PREFIX = {"openai_key": 3, "aws_access_key": 4, "slack_token": 5, "google_api_key": 4, "jwt": 3}
@@ -120,6 +127,8 @@ class Finding:
 
 @dataclass(frozen=True)
 class RedactionResult:
+    """The redacted text and what was masked, in order of position."""
+
     text: str
     findings: list[Finding]
 
@@ -176,6 +185,19 @@ def redact(text: str) -> RedactionResult:
     return RedactionResult(_apply(text, 0, len(text), edits), findings)
 
 
+def _first_open(text: str, base: int) -> int:
+    """The first position at or after `base` where a match attempt is still undecided (or the end)."""
+    first = len(text)
+    found = _OPEN.search(text, base)
+    if found is not None:
+        first = found.start()
+    stop = _LAST_VALUE_STOP.search(text, base)
+    found = _OPEN_QUERY.search(text, stop.start() if stop is not None else base)
+    if found is not None:
+        first = min(first, found.start())
+    return first
+
+
 class StreamRedactor:
     """Redaction for a live stream: what `feed` and `flush` return, joined, is `redact(whole).text`.
 
@@ -185,9 +207,14 @@ class StreamRedactor:
     part of "https://user:pa", the value of "?token=ab"). Everything before it
     is decided whatever arrives next, so it is redacted and sent; ordinary prose
     holds back at most its last partial word. The window is as long as the
-    secret-shaped run being streamed (a JWT is held until it ends), never cut
-    short: a fixed cap would let the head of a long token out unmasked.
-    `findings` offsets are into the whole stream.
+    secret-shaped run being streamed (a JWT is held until it ends) and there is
+    no fixed cap: cutting a long token short would let its head out unmasked,
+    and the output would no longer equal `redact(whole)`. Once 256 or more
+    characters are held, the check waits for a chunk with a space, quote, "<",
+    ">", backtick or backslash (which ends any undecided run) or for the held
+    text to double, so streaming stays linear; holding longer is always safe.
+    `findings` offsets are into the whole stream; `feed` after `flush` is an
+    error.
     """
 
     def __init__(self) -> None:
@@ -195,7 +222,7 @@ class StreamRedactor:
         self._context = ""   # last characters already emitted (original text), for lookbehinds
         self._held = ""      # original text not yet emitted
         self._offset = 0     # offset of `_held` in the whole stream
-        self._recheck_at = 0  # while a long run is held, look again only at this size (or at a non-run chunk)
+        self._recheck_at = 0  # while a long run is held: look again at this size, or at a closer
         self._flushed = False
 
     @property
@@ -210,8 +237,8 @@ class StreamRedactor:
         if not chunk:
             return ""
         self._held += chunk
-        if len(self._held) < self._recheck_at and _RUN.fullmatch(chunk):
-            return ""   # it only extends a long held run: deciding can wait, holding is always safe
+        if len(self._held) < self._recheck_at and not _CLOSER.search(chunk):
+            return ""   # it can only extend a long undecided run: deciding can wait, holding is always safe
         return self._emit(final=False)
 
     def flush(self) -> str:
@@ -226,9 +253,7 @@ class StreamRedactor:
         base = len(self._context)
         cut = len(text)
         if not final:
-            open_at = _OPEN.search(text, base)
-            if open_at is not None:
-                cut = open_at.start()
+            cut = _first_open(text, base)
         edits = []
         for match in _PATTERN.finditer(text, base):
             if match.start() >= cut:

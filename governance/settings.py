@@ -201,7 +201,6 @@ LOGGING = {
     "loggers": {"LiteLLM": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
 }
 
-FORMS_URLFIELD_ASSUME_HTTPS = True
 # Serve static files (admin, Swagger UI from the sidecar) from the app itself,
 # so /api/v1/docs/ renders offline with no CDN and no separate web server.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING

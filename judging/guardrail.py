@@ -11,7 +11,7 @@ import logging
 from governance import messages as core
 from judging import messages, zones_service
 from judging.chain import ChainResult, run_chain
-from judging.judges import DENY, PASS, Finding, JudgeContext, NotAsked, judge_for
+from judging.judges import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked, judge_for
 from judging.rulesets import RuleSet, rule_set_for
 from judging.verdicts import find_passage
 
@@ -40,16 +40,23 @@ def judge_rules(screening) -> None:
     outcomes: list[str] = []
     reasons: list[str] = []
     for configuration in configurations:
-        rule_set = rule_set_for(configuration)
-        if not rule_set:
-            continue
-        # Two configurations with the same judges and the same rules need one answer, not two.
-        key = (tuple(configuration.rule_judges or ()), rule_set.key)
-        if key not in answered:
-            answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
-        result = answered[key]
+        try:
+            rule_set = rule_set_for(configuration)
+            if not rule_set:
+                continue
+            # Two configurations with the same judges, rules and threshold need one answer, not two.
+            key = (tuple(configuration.rule_judges or ()), rule_set.key, configuration.min_confidence)
+            if key not in answered:
+                answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
+            result = answered[key]
+        except Exception:
+            # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
+            # below decides what that means (a block in block mode, a "not checked" hint in report).
+            logger.exception("rules of %s could not be judged (correlation %s)", configuration.identifier,
+                             facts.correlation_id)
+            result = ChainResult(PASS, (JudgeDecision(PASS, "", reason="error"),))
         if result.choice == DENY:
-            outcomes.append(_findings(screening, configuration, rule_set, result, mode, text))
+            outcomes.append(_findings(screening, configuration, result, mode, text))
         elif result.choice == PASS:
             outcomes.append(_failed_check(screening, configuration, result, mode))
             reasons.append(result.reason)  # for a block, the last one is the block's
@@ -99,14 +106,14 @@ def _judges(configuration, rule_set: RuleSet, written: str) -> list:
 
 
 # --- what a finding does ---
-def _findings(screening, configuration, rule_set: RuleSet, result: ChainResult, mode: str, text: str) -> str:
+def _findings(screening, configuration, result: ChainResult, mode: str, text: str) -> str:
     language = screening.facts.reader_language
     findings = result.violations
     detail = _detail(result, findings)
     if mode == "block":
         message = " ".join(_violation_message(f, language, with_passage=True) for f in findings)
         # What a record keeps: the rule facts, never the passage (SPEC §9).
-        stored = " ".join(_violation_message(f, language, with_passage=False) for f in findings)
+        stored = " ".join(dict.fromkeys(_violation_message(f, language, with_passage=False) for f in findings))
         message, stored = _tool_suffix(screening, message, language), _tool_suffix(screening, stored, language)
         screening.stop(CHECK, message, stored)
         screening.record("blocked", CHECK, detail, configuration=configuration, mode=mode)

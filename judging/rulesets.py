@@ -2,12 +2,11 @@
 
 Reads snippet records and returns plain data; the judges, the guardrail and the
 snippet admin all number rules through `rule_set_for`, so they cannot disagree.
+`Rule` and `RuleSet` are plain data: importing them needs no Django (the chain is pure).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
-
-from governance.models import normalise_tags
 
 
 @dataclass(frozen=True)
@@ -59,6 +58,7 @@ class RuleSet:
 
 
 def _snippets_for(tags) -> list:
+    from governance.models import normalise_tags
     from snippets.models import Snippet
 
     wanted = set(normalise_tags(tags))
@@ -96,7 +96,7 @@ def rule_numbering_for_snippet(snippet) -> list[tuple[str, list[tuple[int, int, 
     for every configuration whose `rule_mode` is not `off` and whose rule set holds the
     snippet, by identifier. An inactive or hidden snippet is in no rule set: [].
     """
-    from governance.models import Configuration
+    from governance.models import Configuration, normalise_tags
 
     if snippet is None or snippet.pk is None or not snippet.is_active or snippet.hidden:
         return []

@@ -44,12 +44,12 @@ class SnippetAdmin(SimpleHistoryAdmin):
     list_filter = ("is_active", "hidden", "data_class", TagFilter)
     search_fields = ("identifier", "name", "body")
     ordering = ("sort", "identifier")
-    readonly_fields = ("numbered_body",)
+    readonly_fields = ("numbered_body", "rule_numbers")
     fieldsets = (
         (None, {"fields": ("identifier", "name", "tags", "data_class")}),
         (_("Use"), {"fields": ("is_active", "hidden", "sort"),
                     "description": _("Rule sets read active, not hidden snippets, ordered by sort then identifier.")}),
-        (_("Text"), {"fields": ("body", "numbered_body")}),
+        (_("Text"), {"fields": ("body", "numbered_body", "rule_numbers")}),
     )
 
     @admin.display(description=_("tags"))
@@ -73,3 +73,18 @@ class SnippetAdmin(SimpleHistoryAdmin):
             len(lines),
         ) % {"count": len(lines)}
         return format_html("<ol class='gavel-lines'>{}</ol><div class='gavel-note'>{}</div>", rows, note)
+
+    @admin.display(description=_("rule numbers per configuration"))
+    def rule_numbers(self, obj):
+        """How each configuration whose rule set includes this snippet numbers its lines."""
+        from judging.admin_warnings import rule_numbering_for_snippet
+
+        numbering = rule_numbering_for_snippet(obj) if obj and obj.pk else []
+        if not numbering:
+            return _("No configuration with rules switched on uses this snippet.")
+        rows = format_html_join(
+            "", "<li><strong>{}</strong>: {}</li>",
+            ((config, ", ".join(f"rule {number} = line {line_no}" for number, line_no, _line in rules))
+             for config, rules in numbering),
+        )
+        return format_html("<ul class='gavel-numbering'>{}</ul>", rows)

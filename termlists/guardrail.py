@@ -12,6 +12,7 @@ from termlists import services
 logger = logging.getLogger("gavel.termlists")
 
 CHECK = "term_list"
+_UNREAD = object()
 
 
 @dataclass
@@ -87,7 +88,7 @@ def _forbidden_places(screening) -> list[tuple[int | None, str | None, str]]:
     The answer (as delivered, and a JSON answer's decoded strings) unless the run offers tools, then
     the string arguments of every tool call not declared a read.
     """
-    places: list[tuple[int | None, str | None, str]] = [(None, None, text) for text in screening.answer_texts()]
+    places: list[tuple[int | None, str | None, str]] = [(None, None, t) for t in screening.answer_texts()]
     places.extend(screening.tool_argument_texts())
     return places
 
@@ -101,25 +102,30 @@ def _required_text(screening) -> str | None:
 
 def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
     places = _forbidden_places(screening)
-    required_text = _required_text(screening)
+    required_text = _UNREAD  # counting words costs: read only when a list demands required terms
     findings = []
     for item in in_scope:
         finding = Finding(item)
         matcher = item.compiled.forbidden
         if len(matcher):
-            found: set[str] = set()
+            found: list[str] = []
             for index, path, text in places:
                 hits = matcher.find(text)
                 if not hits:
                     continue
                 if not found:
                     _point_at(screening, finding, hits[0], index, path, text)
-                found.update(hits)
-            finding.forbidden = [term for term in matcher.terms if term in found]
+                found.extend(hits)
+            if found:
+                found_set = set(found)
+                finding.forbidden = [term for term in matcher.terms if term in found_set]
         required = item.compiled.required
-        if item.required_apply and required_text is not None and len(required):
-            present = set(required.find(required_text))
-            finding.missing = [term for term in required.terms if term not in present]
+        if item.required_apply and len(required):
+            if required_text is _UNREAD:
+                required_text = _required_text(screening)
+            if required_text is not None:
+                present = set(required.find(required_text))
+                finding.missing = [term for term in required.terms if term not in present]
         if finding.forbidden or finding.missing:
             findings.append(finding)
     return findings
@@ -137,18 +143,14 @@ def _point_at(screening, finding: Finding, term: str, index, path, text: str) ->
 
 
 # --- what a person reads ---
-def _terms(terms: list[str]) -> str:
-    return ", ".join(terms)
+def _forbidden_sentence(finding: Finding, language: str | None) -> str:
+    return messages.render(messages.TERM_FORBIDDEN, language, list=finding.item.compiled.name,
+                           terms=", ".join(finding.forbidden))
 
 
-def _sentences(finding: Finding, language: str | None) -> list[str]:
-    name = finding.item.compiled.name
-    sentences = []
-    if finding.forbidden:
-        sentences.append(messages.render(messages.TERM_FORBIDDEN, language, list=name, terms=_terms(finding.forbidden)))
-    if finding.missing:
-        sentences.append(messages.render(messages.TERM_MISSING, language, list=name, terms=_terms(finding.missing)))
-    return sentences
+def _missing_sentence(finding: Finding, language: str | None) -> str:
+    return messages.render(messages.TERM_MISSING, language, list=finding.item.compiled.name,
+                           terms=", ".join(finding.missing))
 
 
 def _with_list_message(sentences: list[str], finding: Finding) -> list[str]:
@@ -157,10 +159,16 @@ def _with_list_message(sentences: list[str], finding: Finding) -> list[str]:
 
 
 def _block_message(screening, blocking: list[Finding]) -> str:
+    """Each blocking list: its terms found, its required terms missing, its own message."""
     language = screening.facts.reader_language
     parts = []
     for finding in blocking:
-        parts.extend(_with_list_message(_sentences(finding, language), finding))
+        sentences = []
+        if finding.forbidden:
+            sentences.append(_forbidden_sentence(finding, language))
+        if finding.missing:
+            sentences.append(_missing_sentence(finding, language))
+        parts.extend(_with_list_message(sentences, finding))
     if screening.output.tool_calls:
         parts.append(messages.render(messages.TOOL_CHANGE_NOT_PROPOSED, language))
     return " ".join(parts)
@@ -170,19 +178,19 @@ def _report(screening, finding: Finding) -> None:
     """Shadow mode: deliver, with a hint per kind of finding, and record what would have been blocked."""
     language = screening.facts.reader_language
     suffix = messages.render(messages.TERM_REPORTED_SUFFIX, language)
-    base = {"check": CHECK, "configuration": finding.item.configuration.identifier, "list": finding.item.compiled.name}
+    base = {"check": CHECK, "configuration": finding.item.configuration.identifier,
+            "list": finding.item.compiled.name}
     if finding.forbidden:
-        sentence = _sentences(Finding(finding.item, forbidden=finding.forbidden), language)
+        sentences = _with_list_message([_forbidden_sentence(finding, language)], finding)
         hint = {**base, "type": "forbidden", "terms": finding.forbidden, "passage": finding.passage,
-                "message": " ".join([*_with_list_message(sentence, finding), suffix])}
+                "start": finding.start, "end": finding.end, "message": " ".join([*sentences, suffix])}
         if finding.tool_call is not None:
             hint.update(tool_call=finding.tool_call, argument=finding.argument)
-        hint.update(start=finding.start, end=finding.end)
         screening.add_hint(hint)
     if finding.missing:
-        sentence = _sentences(Finding(finding.item, missing=finding.missing), language)
+        sentences = _with_list_message([_missing_sentence(finding, language)], finding)
         screening.add_hint({**base, "type": "missing_required", "terms": finding.missing, "passage": None,
-                            "message": " ".join([*_with_list_message(sentence, finding), suffix])})
+                            "start": None, "end": None, "message": " ".join([*sentences, suffix])})
     screening.record("reported", CHECK, finding.detail, configuration=finding.item.configuration, mode="report")
 
 

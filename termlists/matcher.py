@@ -65,7 +65,7 @@ def _codepoints_in(categories: tuple[str, ...]) -> list[int]:
 def _char_class(codepoints: list[int]) -> str:
     """A regex character class body for the given code points, written as ranges."""
     parts, start, prev = [], None, None
-    for cp in codepoints + [-2]:
+    for cp in codepoints + [-2]:  # -2 never continues a range, so it flushes the last one
         if start is not None and cp == prev + 1:
             prev = cp
             continue
@@ -80,12 +80,18 @@ _FORMAT_CHARS = _codepoints_in(("Cf",))
 
 # Word characters besides str.isalnum(); a membership test per candidate is cheap.
 _EXTRA_WORD_CHARS = frozenset("_" + "".join(map(chr, _MARKS)))
-_FORMAT_RE = re.compile(f"[{_char_class(_FORMAT_CHARS)}]+")
-# The same search, fast: re only compiles a class into a lookup table when it stays in the BMP, and a
-# class holding the few astral Cf ranges costs four times as much per character.  So the search takes
-# BMP format characters plus any astral character, and the rare astral hit is sorted out afterwards.
-_FORMAT_OR_ASTRAL_RE = re.compile(
-    f"[{_char_class([cp for cp in _FORMAT_CHARS if cp <= 0xFFFF])}\\U00010000-\\U0010ffff]+"
+_FORMAT_RE = re.compile(f"[{_char_class(_FORMAT_CHARS)}]")
+# Characters the reader's form must deal with: format characters and white space other than ' '.
+# re compiles a class into a fast lookup table only while it stays in the BMP (a class holding the
+# few astral Cf ranges costs three times as much per character), so this one takes any astral
+# character, and astral hits are sorted out one by one.
+_ODD_CHAR_RE = re.compile(
+    "[{}\\U00010000-\\U0010ffff]".format(
+        _char_class(sorted(
+            [cp for cp in _FORMAT_CHARS if cp <= 0xFFFF]
+            + [cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20]
+        ))
+    )
 )
 _TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.
@@ -100,7 +106,7 @@ def _lower(text: str) -> str:
 
 
 def _collapse_ws(text: str) -> str:
-    """Every white-space run as one space; str.split() does this at C speed (re.sub is 5x slower)."""
+    """Every white-space run as one space; str.split() does it at C speed (re.sub is 4x slower)."""
     words = text.split()
     if not words:
         return " " if text else ""
@@ -110,33 +116,47 @@ def _collapse_ws(text: str) -> str:
     return f"{lead}{' '.join(words)}{trail}"
 
 
-def _drop_astral_format_chars(match: re.Match) -> str:
-    return _FORMAT_RE.sub("", match.group())
+def _without_format_chars(text: str) -> tuple[str, bool]:
+    """`text` with format characters dropped, and whether it holds white space other than ' '."""
+    odd_space = False
+    # Texts hold few distinct odd characters: one C-speed search finds them, then str.replace per
+    # distinct character (re.sub would pay per occurrence).
+    for char in set(_ODD_CHAR_RE.findall(text)):
+        if char.isspace():
+            odd_space = True
+        elif char <= "\uffff" or _FORMAT_RE.match(char):
+            text = text.replace(char, "")
+    return text, odd_space
 
 
-def _drop_format_chars(text: str) -> str:
-    if text.isascii():  # constant time in CPython, and ASCII holds no format characters
-        return text
-    return _FORMAT_OR_ASTRAL_RE.sub(_drop_astral_format_chars, text)
-
-
-def _stripped_form(text: str) -> str:
-    """The text as a reader sees it: tags removed without a trace, entities decoded, Cf dropped."""
-    if "<" in text:
-        text = _TAG_RE.sub("", text)
+def _reader_form(collapsed: str) -> str:
+    """What a reader sees of a white-space-collapsed text: tags removed without a trace, then
+    entities decoded, then Cf dropped -- white space collapsed again."""
+    text = collapsed
+    last_close = text.rfind(">")
+    if last_close > 0:
+        # No tag starts after the last '>'.  Leaving that tail out of the search keeps it linear:
+        # otherwise every '<a' of a text like '<a<a<a...' would scan to the end looking for '>'.
+        text = _TAG_RE.sub("", text[: last_close + 1]) + text[last_close + 1 :]
     if "&" in text:
         text = html.unescape(text)
-    return _drop_format_chars(text)
+    text, odd_space = _without_format_chars(text)
+    if odd_space:  # an entity such as &nbsp; or &#10;
+        return _collapse_ws(text)
+    # Otherwise white space only met white space where something between was removed.
+    while "  " in text:
+        text = text.replace("  ", " ")
+    return text
 
 
-def _scan_form(text: str) -> str:
-    """Lower-cased, white-space runs as one space, padded: the string the automaton runs over."""
-    return _SENTINEL + _collapse_ws(_lower(text)) + _SENTINEL
+def _padded(collapsed: str) -> str:
+    """The string the automaton runs over: lower-cased, with a sentinel at either end."""
+    return f"{_SENTINEL}{_lower(collapsed)}{_SENTINEL}"
 
 
 def _analyse(term: str) -> tuple[str | None, str, bool]:
     """(error message or None, automaton key, has trailing star) for one stripped term."""
-    visible = _drop_format_chars(term).strip()
+    visible = _without_format_chars(term)[0].strip()
     if not visible.replace("*", "").strip():
         return MSG_ONLY_STAR_OR_SPACE, "", False
     star = visible.endswith("*")
@@ -153,7 +173,7 @@ def validate_term(term: str) -> str | None:
 
 
 def _dedupe_key(term: str) -> str:
-    return _collapse_ws(_lower(_drop_format_chars(term).strip()))
+    return _collapse_ws(_lower(_without_format_chars(term)[0].strip()))
 
 
 def parse_terms(text_or_lines: str | Iterable[str]) -> list[str]:
@@ -219,12 +239,15 @@ class TermMatcher:
         if not self.terms or not text:
             return []
         found: set[int] = set()
-        self._scan(_scan_form(text), found)
+        # Collapsing white space first serves both forms: stripping markup from a collapsed text
+        # reads the same as collapsing the stripped text.
+        collapsed = _collapse_ws(text)
+        self._scan(_padded(collapsed), found)
         if len(found) < len(self.terms):
-            stripped = _stripped_form(text)
+            reader = _reader_form(collapsed)
             # Most texts carry no markup; then the second form is the first and needs no scan.
-            if stripped != text:
-                self._scan(_scan_form(stripped), found)
+            if reader != collapsed:
+                self._scan(_padded(reader), found)
         return [self.terms[index] for index in sorted(found)]
 
     def _scan(self, padded: str, found: set[int]) -> None:

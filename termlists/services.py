@@ -3,7 +3,6 @@ matchers compiled once per list version and kept in this process (SPEC §5.5).
 """
 from __future__ import annotations
 
-import logging
 import re
 import threading
 from dataclasses import dataclass
@@ -12,8 +11,6 @@ from django.db import DatabaseError, transaction
 
 from governance import text as textlib
 from termlists.matcher import TermMatcher
-
-logger = logging.getLogger("gavel.termlists")
 
 # Scope of a list for one call (SPEC §5.1).
 ALL_TERMS = "all"  # forbidden and required terms apply
@@ -79,7 +76,8 @@ def scope_of(site: str, language: str, facts) -> str | None:
 
 
 # --- loading ---
-_TABLE_MISSING_MARKERS = ("no such table", "does not exist", "doesn't exist")
+# "no such column" and a column that "does not exist" are the same situation one migration later.
+_TABLE_MISSING_MARKERS = ("no such table", "no such column", "does not exist", "doesn't exist")
 
 
 def _is_missing_table(exc: Exception) -> bool:
@@ -104,18 +102,47 @@ def _guarded(query):
         raise
 
 
-def _scope_rows(configuration_ids: list[int]) -> list:
-    """(link to a configuration, its active list) rows: one query, terms deferred."""
+@dataclass(frozen=True)
+class ScopeRow:
+    """What the scope query reads of one list named by one of the call's configurations."""
+
+    configuration_id: int
+    id: int
+    name: str
+    site: str
+    language: str
+    mode: str
+    message: str
+    updated_at: object
+    policy_version: int
+
+
+def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
+    """The active lists naming any of these configurations, one row per link, by list name.
+
+    One query: the links joined to their lists, the policy version as a subquery, terms left out
+    (they are read only when a list version is compiled). Plain values, no model instances: this
+    runs on every screening.
+    """
+    from django.db.models import Subquery
+
+    from governance.models import PolicyVersion
     from termlists.models import TermList
 
-    through = TermList.configurations.through
+    version = PolicyVersion.objects.filter(pk=1).values("value")[:1]
     rows = (
-        through.objects.filter(configuration_id__in=configuration_ids, termlist__is_active=True)
-        .select_related("termlist")
-        .defer("termlist__forbidden", "termlist__required")
-        .order_by("termlist__name", "termlist_id")
+        TermList.configurations.through.objects.filter(
+            configuration_id__in=configuration_ids, termlist__is_active=True
+        )
+        .annotate(policy_version=Subquery(version))
+        .values_list("configuration_id", "termlist_id", "termlist__name", "termlist__site",
+                     "termlist__language", "termlist__mode", "termlist__message", "termlist__updated_at",
+                     "policy_version")
     )
-    return list(rows)
+    # No row yet means the version was never bumped: PolicyVersion.current() calls that 1.
+    found = [ScopeRow(*row[:-1], policy_version=row[-1] or 1) for row in rows]
+    found.sort(key=lambda row: (row.name, row.id))
+    return found
 
 
 def lists_for(facts) -> list[ListInScope]:
@@ -127,25 +154,24 @@ def lists_for(facts) -> list[ListInScope]:
     configurations = facts.configurations
     if not configurations:
         return []  # no configuration on a call: no list applies
+    return _guarded(lambda: _load(facts, configurations))
+
+
+def _load(facts, configurations) -> list[ListInScope]:
     by_id = {config.pk: config for config in configurations}
     rank = {config.pk: position for position, config in enumerate(configurations)}
-    rows = _guarded(lambda: _scope_rows(list(by_id)))
-    chosen: dict[int, tuple] = {}
-    for row in rows:
-        term_list = row.termlist
-        scope = scope_of(term_list.site, term_list.language, facts)
+    chosen: dict[int, ScopeRow] = {}
+    scopes: dict[int, str] = {}
+    for row in _scope_rows(list(by_id)):
+        scope = scope_of(row.site, row.language, facts)
         if scope is None:
             continue
         # Name the call's own configuration before one of `also` when a list names both.
-        held = chosen.get(term_list.pk)
-        if held is None or rank[row.configuration_id] < rank[held[1]]:
-            chosen[term_list.pk] = (term_list, row.configuration_id, scope)
-    if not chosen:
-        return []
-    version = _policy_version()
+        held = chosen.get(row.id)
+        if held is None or rank[row.configuration_id] < rank[held.configuration_id]:
+            chosen[row.id], scopes[row.id] = row, scope
     return [
-        ListInScope(compiled_list(term_list, version), scope, by_id[config_id])
-        for term_list, config_id, scope in chosen.values()
+        ListInScope(compiled_list(row), scopes[row.id], by_id[row.configuration_id]) for row in chosen.values()
     ]
 
 
@@ -155,13 +181,7 @@ def any_list_applies(facts) -> bool:
     if not configurations:
         return False
     rows = _guarded(lambda: _scope_rows([config.pk for config in configurations]))
-    return any(scope_of(row.termlist.site, row.termlist.language, facts) for row in rows)
-
-
-def _policy_version() -> int:
-    from governance.models import PolicyVersion
-
-    return PolicyVersion.current()
+    return any(scope_of(row.site, row.language, facts) for row in rows)
 
 
 # --- compiled matchers, per list version (SPEC §5.5) ---
@@ -173,40 +193,48 @@ _compiled: dict[int, tuple[tuple, CompiledList]] = {}
 _compile_lock = threading.Lock()
 
 
-def compiled_list(term_list, version: int | None = None) -> CompiledList:
-    """The list's matchers for its saved version, compiled on first use in this process."""
-    if version is None:
-        version = _policy_version()
-    key = (version, term_list.updated_at)
-    held = _compiled.get(term_list.pk)
+def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> CompiledList:
+    """The list's matchers for the saved version `row` describes, compiled on first use in this process.
+
+    `terms` (forbidden, required) saves a query when the caller already holds them.
+    """
+    key = (row.policy_version, row.updated_at)
+    held = _compiled.get(row.id)
     if held is not None and held[0] == key:
         return held[1]
-    with _compile_lock:
-        held = _compiled.get(term_list.pk)
+    with _compile_lock:  # one thread compiles; the others then find its result
+        held = _compiled.get(row.id)
         if held is not None and held[0] == key:
             return held[1]
-        forbidden, required = _terms_of(term_list)
+        forbidden, required = terms if terms is not None else _terms_of(row.id)
         compiled = CompiledList(
-            id=term_list.pk,
-            name=term_list.name,
-            mode=term_list.mode,
-            message=term_list.message,
+            id=row.id,
+            name=row.name,
+            mode=row.mode,
+            message=row.message,
             forbidden=TermMatcher(forbidden),
             required=TermMatcher(required),
         )
-        _compiled[term_list.pk] = (key, compiled)
+        _compiled[row.id] = (key, compiled)
         return compiled
 
 
-def _terms_of(term_list) -> tuple[str, str]:
-    deferred = term_list.get_deferred_fields()
-    if not deferred & {"forbidden", "required"}:
-        return term_list.forbidden, term_list.required
+def compiled_record(term_list) -> CompiledList:
+    """The compiled matchers of a TermList record as saved (the admin's "try it" box)."""
+    from governance.models import PolicyVersion
+
+    row = ScopeRow(
+        configuration_id=0, id=term_list.pk, name=term_list.name, site=term_list.site,
+        language=term_list.language, mode=term_list.mode, message=term_list.message,
+        updated_at=term_list.updated_at, policy_version=PolicyVersion.current(),
+    )
+    return compiled_list(row, (term_list.forbidden, term_list.required))
+
+
+def _terms_of(list_id: int) -> tuple[str, str]:
     from termlists.models import TermList
 
-    return _guarded(
-        lambda: TermList.objects.filter(pk=term_list.pk).values_list("forbidden", "required").get()
-    )
+    return TermList.objects.filter(pk=list_id).values_list("forbidden", "required").get()
 
 
 def forget_compiled() -> None:
@@ -218,7 +246,7 @@ def forget_compiled() -> None:
 def try_text(term_list, text: str) -> dict:
     """What the saved list finds in `text`: each forbidden term with a passage, the required terms
     present and missing, and whether the text is finished text (long enough to be asked for them)."""
-    compiled = compiled_list(term_list)
+    compiled = compiled_record(term_list)
     found = compiled.forbidden.find(text)
     present = set(compiled.required.find(text))
     words = textlib.count_words(text)

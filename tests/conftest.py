@@ -50,3 +50,16 @@ def api(db, configuration, make_consumer):
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     client.consumer = consumer
     return client
+
+
+@pytest.fixture(autouse=True)
+def _isolated_cache_and_key(monkeypatch):
+    """Throttle counts live in the cache and are keyed by consumer id, which a
+    rolled-back SQLite database reuses: start every test with an empty cache.
+    The test provider's key variable is set so litellm's OpenAI route sends."""
+    from django.core.cache import cache
+
+    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key-not-secret")
+    cache.clear()
+    yield
+    cache.clear()

@@ -81,7 +81,7 @@ def label_of(model, name: str) -> str:
 # --- (a) The admin ----------------------------------------------------------------
 
 
-def test_superuser_edits_admin_only_configuration_fields(superuser_client, desk, judges):
+def test_superuser_edits_admin_only_configuration_fields(superuser_client, superuser, desk, judges):
     forged = forged_configuration_post(judges[0].pk)
     response = superuser_client.post(change_url(desk), configuration_form(desk, **forged))
     assert response.status_code == 302, response.content.decode()[:2000]
@@ -93,6 +93,7 @@ def test_superuser_edits_admin_only_configuration_fields(superuser_client, desk,
     assert desk.rule_default == "block"
     assert desk.min_confidence == pytest.approx(0.1)
     assert desk.escalation == judges[0]
+    assert desk.history.latest().history_user == superuser
 
 
 def test_superuser_edits_admin_only_provider_fields(superuser_client, gateway):
@@ -171,6 +172,15 @@ def test_policy_editor_cannot_add_a_provider(editor_client, db):
     forged = {"name": "rogue", "kind": "chat", "route": "openai", "timeout": 5}
     assert editor_client.post(url, forged).status_code == 403
     assert not Provider.objects.filter(name="rogue").exists()
+
+
+def test_a_broken_read_only_field_is_named_not_a_server_error(editor_client, desk):
+    # The judge named in rule_judges is gone; the editor cannot fix it, but is told why the save fails.
+    Configuration.objects.filter(identifier="judge-a").delete()
+    response = editor_client.post(change_url(desk), configuration_form(desk, model="new-model"))
+    assert response.status_code == 200
+    assert "rule_judges: Unknown configuration: judge-a" in response.content.decode()
+    assert Configuration.objects.get(pk=desk.pk).model == "writer-model"
 
 
 def test_admin_save_refuses_even_when_the_form_forgets_to_lock(editor_client, desk, judges, monkeypatch):

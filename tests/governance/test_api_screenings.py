@@ -92,15 +92,17 @@ def test_json_output_is_screened_by_its_strings(api):
     assert SECRETS["github"] not in body["text"]
 
 
-def test_rule_mode_block_fails_closed_when_judging_cannot_run(api, configuration):
-    configuration.rule_mode = "block"
+def test_rule_mode_block_fails_closed_when_no_judge_can_run(api, configuration):
+    from snippets.models import Snippet
+
+    Snippet.objects.create(identifier="tone", name="Tone", tags=["style"], body="Address the reader formally.")
+    configuration.rule_mode, configuration.rule_tags = "block", ["style"]
     configuration.save()
-    text = " ".join(["word"] * 40)
-    body = screen(api, text=text).json()
+    body = screen(api, text=" ".join(["word"] * 40)).json()
     assert body["outcome"] == "blocked"
     assert "text" not in body
     assert body["block"]["check"] == "rules_judge"
-    assert {"check": "rules_judge", "result": "blocked", "reason": "not_available"} in body["checks"]
+    assert {"check": "rules_judge", "result": "blocked", "reason": "no_judge"} in body["checks"]
 
 
 def test_short_text_is_not_judged(api, configuration):

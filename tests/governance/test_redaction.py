@@ -447,3 +447,29 @@ def test_stream_is_fast_on_long_input():
     out.append(redactor.flush())
     assert time.perf_counter() - started < 5.0
     assert "".join(out) == redact(text).text
+
+
+def long_jwt():
+    return "eyJ" + (ALNUM * 20)[:700] + "." + (ALNUM * 40)[:1500] + "." + (ALNUM * 10)[:342]
+
+
+@pytest.mark.parametrize("size", [1, 3, 7, 64, 1000])
+def test_long_tokens_stream_like_the_whole(size):
+    text = (f"id {long_jwt()} then Bearer {long_jwt()}, url https://x.example/?token={'Ab9%2F' * 200}&q=1 "
+            f"{'AKIA' + 'Q' * 300}z and sk-{'a1' * 400} done")
+    chunks = [text[i:i + size] for i in range(0, len(text), size)]
+    outputs, redactor = stream(chunks)
+    expected = redact(text)
+    assert "".join(outputs) == expected.text
+    assert redactor.findings == expected.findings
+    assert [f.kind for f in expected.findings] == ["jwt", "bearer", "url_query_secret", "openai_key"]
+
+
+def test_text_after_a_long_token_is_let_go_at_the_next_space():
+    redactor = StreamRedactor()
+    token = long_jwt()
+    out = [redactor.feed(token[i:i + 5]) for i in range(0, len(token), 5)]
+    assert "".join(out) == ""
+    assert redactor.held == len(token)
+    assert redactor.feed(" and") == "eyJ*** and"
+    assert redactor.held == 0

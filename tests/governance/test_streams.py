@@ -31,6 +31,20 @@ def backup(db, provider_server, configuration):
     return fallback
 
 
+@pytest.fixture
+def rules(db, provider, configuration):
+    """`newsroom` with a two-rule set and a chat judge on the same provider server."""
+    from snippets.models import Snippet
+
+    Snippet.objects.create(identifier="house_style", name="House style", tags=["style"],
+                           body="Headlines carry no exclamation mark.\nNever promise a delivery date.")
+    Configuration.objects.create(identifier="style-judge", provider=provider, model="judge-model")
+    configuration.rule_tags = ["style"]
+    configuration.rule_judges = ["style-judge"]
+    configuration.save()
+    return configuration
+
+
 def stream(api, **body):
     body.setdefault("configuration", "newsroom")
     body.setdefault("messages", USER)
@@ -124,11 +138,37 @@ def test_a_held_stream_sends_one_delta_then_done(api, provider_server, configura
     assert {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"} in done["checks"]
 
 
-def test_a_held_stream_that_cannot_be_judged_is_blocked_without_any_text(api, provider_server, configuration):
-    # Judging is not available in this version, and block mode fails closed (SPEC §4).
+def test_block_mode_without_rules_in_scope_delivers_a_finished_text_in_one_delta(api, provider_server,
+                                                                                configuration):
     configuration.rule_mode = "block"
     configuration.save()
     provider_server.script([{"text": FORTY_WORDS}])
+    events = events_of(stream(api))
+    assert [name for name, _ in events] == ["delta", "done"]
+    assert events[0][1]["text"] == FORTY_WORDS
+    assert {"check": "rules_judge", "result": "skipped", "reason": "no_rules"} in done_of(events)["checks"]
+
+
+def test_a_held_stream_the_judge_allows_is_sent_whole(api, provider_server, rules):
+    rules.rule_mode = "block"
+    rules.save()
+    provider_server.script([{"text": FORTY_WORDS, "for_model": "test-model"},
+                            {"text": '{"violations": []}', "for_model": "judge-model"}])
+    events = events_of(stream(api))
+    assert [name for name, _ in events] == ["delta", "done"]
+    assert events[0][1]["text"] == FORTY_WORDS
+    done = done_of(events)
+    assert done["outcome"] == "allowed"
+    assert {"check": "rules_judge", "result": "passed"} in done["checks"]
+    assert [r.model for r in provider_server.chat_requests] == ["test-model", "judge-model"]
+
+
+def test_a_held_stream_that_cannot_be_judged_is_blocked_without_any_text(api, provider_server, rules):
+    # Block mode fails closed (SPEC §4): a judge that cannot answer has not let the text pass.
+    rules.rule_mode = "block"
+    rules.save()
+    provider_server.script([{"text": FORTY_WORDS, "for_model": "test-model"},
+                            {"status": 503, "for_model": "judge-model"}])
     events = events_of(stream(api))
     assert [name for name, _ in events] == ["blocked", "done"]
     assert "word1" not in json.dumps(events)
@@ -136,7 +176,39 @@ def test_a_held_stream_that_cannot_be_judged_is_blocked_without_any_text(api, pr
     done = done_of(events)
     assert done["outcome"] == "blocked"
     assert done["block"] == events[0][1]["block"]
-    assert {"check": "rules_judge", "result": "blocked", "reason": "not_available"} in done["checks"]
+    assert {"check": "rules_judge", "result": "blocked", "reason": "error"} in done["checks"]
+
+
+def test_a_held_stream_the_judge_denies_is_blocked_naming_the_rule(api, provider_server, rules):
+    rules.rule_mode = "block"
+    rules.save()
+    text = FORTY_WORDS + " Delivery is promised for Friday."
+    verdict = {"violations": [{"rule": 2, "passage": "Delivery is promised for Friday"}]}
+    provider_server.script([{"text": text, "for_model": "test-model"},
+                            {"text": json.dumps(verdict), "for_model": "judge-model"}])
+    events = events_of(stream(api))
+    assert [name for name, _ in events] == ["blocked", "done"]
+    block = events[0][1]["block"]
+    assert "Never promise a delivery date." in block["message"]
+    assert "Delivery is promised for Friday" not in block["stored_message"]
+    assert "word1" not in json.dumps(events)
+
+
+def test_report_mode_streams_live_and_sends_hints_before_done(api, provider_server, rules):
+    rules.rule_mode = "report"
+    rules.save()
+    provider_server.script([{"text": FORTY_WORDS, "for_model": "test-model"},
+                            {"status": 503, "for_model": "judge-model"}])
+    events = events_of(stream(api))
+    names = [name for name, _ in events]
+    assert names[-2:] == ["hints", "done"]
+    assert set(names[:-2]) == {"delta"} and len(names) > 3
+    assert "".join(deltas(events)) == FORTY_WORDS
+    [hint] = events[-2][1]["hints"]
+    assert (hint["check"], hint["type"], hint["reason"]) == ("rules_judge", "not_checked", "error")
+    done = done_of(events)
+    assert done["outcome"] == "allowed_with_hints"
+    assert done["hints"] == [hint]
 
 
 def test_a_stream_is_held_while_a_term_list_applies(api, provider_server, configuration):
@@ -153,20 +225,6 @@ def test_a_stream_is_held_while_a_term_list_applies(api, provider_server, config
     assert [name for name, _ in stopped] == ["blocked", "done"]
     assert stopped[0][1]["block"]["check"] == "term_list"
     assert "welcome" not in json.dumps(stopped)
-
-
-def test_report_mode_streams_live_and_sends_hints_before_done(api, provider_server, configuration):
-    configuration.rule_mode = "report"
-    configuration.save()
-    provider_server.script([{"text": FORTY_WORDS}])
-    events = events_of(stream(api))
-    names = [name for name, _ in events]
-    assert names[-2:] == ["hints", "done"]
-    assert set(names[:-2]) == {"delta"} and len(names) > 3
-    assert "".join(deltas(events)) == FORTY_WORDS
-    [hint] = events[-2][1]["hints"]
-    assert (hint["check"], hint["type"], hint["reason"]) == ("rules_judge", "not_checked", "not_available")
-    assert done_of(events)["outcome"] == "allowed_with_hints"
 
 
 def test_an_error_before_the_first_chunk_is_an_ordinary_json_error(api, provider_server, backup):

@@ -106,7 +106,8 @@ def test_a_bad_term_is_refused_naming_its_line(admin_client, configuration, fiel
 
 def test_a_bad_term_is_refused_in_german(admin_client, configuration):
     response = admin_client.post(ADD, form_data(configuration, forbidden="Kun*de"), HTTP_ACCEPT_LANGUAGE="de")
-    assert response.context["adminform"].form.errors["forbidden"] == ["Zeile 1: „*“ ist nur am Ende eines Begriffs erlaubt."]
+    errors = response.context["adminform"].form.errors
+    assert errors["forbidden"] == ["Zeile 1: „*“ ist nur am Ende eines Begriffs erlaubt."]
 
 
 def test_history_is_kept(admin_client, term_list, configuration):

@@ -611,7 +611,9 @@ def test_a_stream_no_list_applies_to_is_live(api, make_list, second, provider_se
     assert "".join(deltas) == "".join(chunks)
 
 
-def test_a_stream_is_held_for_a_list_bound_to_a_site_the_call_does_not_state(api, make_list, provider_server, provider_key):
+def test_a_stream_is_held_for_a_list_bound_to_a_site_the_call_does_not_state(
+    api, make_list, provider_server, provider_key
+):
     make_list(forbidden="Kunde", site="blog")
     provider_server.script([{"stream_chunks": ["a ", "b ", "c"]}])
     assert [name for name, _ in sse_events(complete(api, stream=True))] == ["delta", "done"]
