@@ -1,4 +1,6 @@
 """Business steps behind the API, commands and admin: turn requests into screenings."""
+from datetime import datetime
+
 from django.utils.translation import gettext as _
 
 from governance.api.errors import BadInput, NotGranted, UnknownRecord
@@ -61,3 +63,18 @@ def screen(data: dict, *, consumer: Consumer | None, actor: str, reader_language
     )
     version = PolicyVersion.current()
     return run_pipeline(output, facts), version
+
+
+def purge_governance(days: int, *, now=None) -> tuple[int, datetime]:
+    """Delete governance events older than `days` days; return (count, cutoff). N < 1 is refused."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from governance.models import GovernanceEvent
+
+    if days < 1:
+        raise ValueError("days must be at least 1")
+    cutoff = (now or timezone.now()) - timedelta(days=days)
+    deleted, _ = GovernanceEvent.objects.filter(at__lt=cutoff).delete()
+    return deleted, cutoff

@@ -122,6 +122,10 @@ DATABASES = {
         conn_max_age=env_int("GAVEL_DB_CONN_MAX_AGE", 0),
     )
 }
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # A test database in a file (not in memory), so a real Celery worker
+    # started by the integration tests can open the same database.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-gavel.sqlite3")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5

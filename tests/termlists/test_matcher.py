@@ -84,6 +84,8 @@ CASES = {
     # ... words that tags separate are still found in the as-delivered form ...
     "markup: words separated by a tag": (["Kunde", "Rabatt"], "Kunde<br>Rabatt", ["Kunde", "Rabatt"]),
     "markup: term across tag and space": (["Kunde Rabatt"], "<p>Kunde</p> <p>Rabatt</p>", ["Kunde Rabatt"]),
+    "markup: spaces either side of a tag": (["Kunde Rabatt"], "Kunde <br> Rabatt", ["Kunde Rabatt"]),
+    "markup: spaces either side of tags, near-miss": (["Kunde Rabatt"], "Kunde <br> - <br> Rabatt", []),
     "markup: less-than before a digit is no tag": (["a b"], "a <3 > b", []),
     "markup: less-than before a space is no tag": (["a b"], "a < b > b", []),
     "markup: unclosed tag is text": (["Kunde"], "Kun<de", []),
@@ -92,6 +94,7 @@ CASES = {
     "entity: decimal": (["Kunde"], "&#75;unde", ["Kunde"]),
     "entity: hex": (["Kunde"], "&#x4B;unde", ["Kunde"]),
     "entity: nbsp is white space": (["Guten Tag"], "Guten&nbsp;Tag", ["Guten Tag"]),
+    "entity: newline next to a space": (["Guten Tag"], "Guten&#10; Tag", ["Guten Tag"]),
     "entity: amp inside a term": (["AT&T"], "bei AT&amp;T", ["AT&T"]),
     "entity: near-miss Kunden": (["Kunde"], "&#75;unden", []),
     "entity: escaped tag stays text": (["Kunde"], "Kun&lt;b&gt;de", []),
@@ -100,6 +103,7 @@ CASES = {
     "format: soft hyphen": (["Kunde"], f"Kun{SHY}de", ["Kunde"]),
     "format: word joiner in upper case": (["Kunde"], "KUN\u2060DE", ["Kunde"]),
     "format: near-miss Kunden": (["Kunde"], f"Kun{ZWSP}den", []),
+    "format: spaces either side": (["Guten Tag"], f"Guten {ZWSP} Tag", ["Guten Tag"]),
     "format: format char in the term is ignored": ([f"Kun{SHY}de"], "Kunde", [f"Kun{SHY}de"]),
     # Synonyms, misspellings and paraphrases are not found.
     "no synonyms": (["Kunde"], "Der Klient zahlt", []),

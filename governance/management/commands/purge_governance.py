@@ -1,10 +1,7 @@
 """`manage.py purge_governance --days N`: delete governance events older than N days (SPEC §2.7)."""
-from datetime import timedelta
-
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 
-from governance.models import GovernanceEvent
+from governance.services import purge_governance
 
 
 class Command(BaseCommand):
@@ -19,8 +16,7 @@ class Command(BaseCommand):
     def handle(self, *args, days, **options):
         if days < 1:
             raise CommandError("--days must be at least 1: purging everything is not what this command is for.")
-        cutoff = timezone.now() - timedelta(days=days)
-        deleted, _ = GovernanceEvent.objects.filter(at__lt=cutoff).delete()
+        deleted, cutoff = purge_governance(days)
         self.stdout.write(
             f"Deleted {deleted} governance event(s) older than {days} day(s) (before {cutoff:%Y-%m-%d %H:%M:%S %Z})."
         )
