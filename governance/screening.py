@@ -194,13 +194,23 @@ class Screening:
         return text if textlib.count_words(text) >= textlib.FINISHED_TEXT_MIN_WORDS else None
 
     def judged_text(self) -> str | None:
-        """What a rule set judges (SPEC §6.8): finished answer, or joined write arguments in a tool run."""
-        if self.facts.kind == "internal":
+        """What a rule set judges (SPEC §6.8): finished text only, once per response.
+
+        In a run that offers tools, the joined string arguments of its non-read
+        calls; in any other call the answer (JSON by its strings) together with
+        every tool call's arguments — screened whole (SPEC §8.2). The 30-word
+        floor applies to what is judged.
+        """
+        if self.facts.kind in ("internal", "image_description"):
             return None
+        arguments = [value for _, _, value in self.tool_argument_texts()]
         if self.facts.offers_tools:
-            joined = "\n".join(value for _, _, value in self.tool_argument_texts())
-            return joined if textlib.count_words(joined) >= textlib.FINISHED_TEXT_MIN_WORDS else None
-        return self.finished_answer()
+            parts = arguments
+        else:
+            answer = self.answer_json_text if self.output.format == "json" else self.output.text
+            parts = [p for p in [answer or "", *arguments] if p]
+        joined = "\n".join(parts)
+        return joined if textlib.count_words(joined) >= textlib.FINISHED_TEXT_MIN_WORDS else None
 
     # --- the result ---
     @property

@@ -125,7 +125,8 @@ DATABASES = {
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A test database in a file (not in memory), so a real Celery worker
     # started by the integration tests can open the same database.
-    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / "test-gavel.sqlite3")}
+    # One file per test process, so concurrent runs never share it.
+    DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-gavel-{os.getpid()}.sqlite3")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5

@@ -111,3 +111,33 @@ def test_short_text_is_not_judged(api, configuration):
     body = screen(api, text="Too short to judge.").json()
     assert body["outcome"] == "allowed"
     assert {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"} in body["checks"]
+
+
+def _judged_configuration(configuration, provider):
+    from governance.models import Configuration
+    from snippets.models import Snippet
+
+    Snippet.objects.create(identifier="tone", name="Tone", tags=["style"], body="Address the reader formally.")
+    judge = Configuration.objects.create(identifier="judge", provider=provider, model="judge-model")
+    configuration.rule_mode, configuration.rule_tags, configuration.rule_judges = "block", ["style"], [judge.identifier]
+    configuration.save()
+
+
+def test_tool_arguments_are_judged_when_no_tools_were_offered(api, configuration, provider, provider_server):
+    """SPEC §8.2: a call that offers no tools is screened whole, tool arguments included."""
+    _judged_configuration(configuration, provider)
+    provider_server.script([{"text": '{"violations": []}'}])
+    body = screen(api, text="Saved the page.", tool_calls=[
+        {"name": "save_page", "arguments": {"body": " ".join(["hey"] * 40)}}]).json()
+    assert len(provider_server.chat_requests) == 1
+    assert "hey hey hey" in str(provider_server.chat_requests[0].json)
+    assert body["outcome"] == "allowed"
+    assert {"check": "rules_judge", "result": "passed"} in body["checks"]
+
+
+def test_an_image_description_is_never_judged_even_in_a_tool_run(api, configuration, provider, provider_server):
+    _judged_configuration(configuration, provider)
+    body = screen(api, text="x", kind="image_description", offers_tools=True, tool_calls=[
+        {"name": "save_page", "arguments": {"body": " ".join(["word"] * 40)}}]).json()
+    assert provider_server.chat_requests == []
+    assert {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"} in body["checks"]
