@@ -16,16 +16,16 @@ Pure module (stdlib + pyahocorasick, no Django, no I/O): compile a list once, th
 # * Trailing `*`: any run (possibly empty) of letters, digits and marks -- not `_`.  The run is
 #   greedy, so the whole-word rule then demands that the next character is not `_`:
 #   `Rabatt*` matches `Rabatte` but not `Rabatt_x`.
-# * White space: `str.isspace()` characters (the same set as `re`'s `\s`).  White space in a term
+# * White space: `str.isspace()` characters (what `str.split()` splits on).  White space in a term
 #   matches a whole run of white space in the text, never part of one (this matters only for a term
 #   like `Kunde *`, which is valid and means "Kunde, white space, then any word or nothing").
 # * Tags: `<` followed by an ASCII letter, `/`, `!` or `?`, up to the next `>`.  A `<`
 #   without a later `>` is text.  `a < b` and `<3` are text.
 # * The two forms searched: *as delivered* is the text exactly as given (only lower-cased); a format
-#   character (Cf) there is an ordinary non-word character.  *Stripped* is the text with tags removed,
-#   then HTML entities decoded (`html.unescape`), then Cf characters dropped -- in that order, so an
-#   entity-encoded `&lt;b&gt;` stays visible text and `&shy;` disappears.  A term found in either
-#   form counts.
+#   character (Cf) there is an ordinary non-word character, like a space.  The *reader's form* is the
+#   text with tags removed, then HTML entities decoded (`html.unescape`), then Cf characters dropped --
+#   in that order, so an entity-encoded `&lt;b&gt;` stays visible text and `&shy;` disappears.  A term
+#   found in either form counts.
 # * Terms: surrounding white space is ignored, inner white-space runs count as one space, and
 #   invisible format characters in a term are ignored (a pasted soft hyphen is not part of a term).
 #   Two terms that end up with the same key (differ only in case, inner white space or invisible
@@ -55,11 +55,19 @@ MSG_ONLY_STAR_OR_SPACE = "A term must hold more than '*' and white space."
 MSG_STAR_NOT_AT_END = "'*' is only allowed at the end of a term."
 
 
-def _codepoints_in(categories: tuple[str, ...]) -> list[int]:
-    # Combining marks and format characters live only in planes 0, 1 and 14 (planes 2-3 hold CJK
-    # ideographs only, 15-16 are private use); scanning just those keeps import under ~20 ms.
-    planes = (range(0x0, 0x20000), range(0xE0000, 0xE1000))
-    return [cp for plane in planes for cp in plane if unicodedata.category(chr(cp)).startswith(categories)]
+def _marks_and_format_chars() -> tuple[list[int], list[int]]:
+    """Code points of the combining marks (category M) and of the format characters (Cf)."""
+    marks, formats = [], []
+    # Both live only in planes 0, 1 and 14 (planes 2-3 hold CJK ideographs only, 15-16 are private
+    # use); scanning just those keeps the one-off cost at import to some 25 ms.
+    for plane in (range(0x0, 0x20000), range(0xE0000, 0xE1000)):
+        for cp in plane:
+            category = unicodedata.category(chr(cp))
+            if category[0] == "M":
+                marks.append(cp)
+            elif category == "Cf":
+                formats.append(cp)
+    return marks, formats
 
 
 def _char_class(codepoints: list[int]) -> str:
@@ -75,8 +83,7 @@ def _char_class(codepoints: list[int]) -> str:
     return "".join(parts)
 
 
-_MARKS = _codepoints_in(("M",))
-_FORMAT_CHARS = _codepoints_in(("Cf",))
+_MARKS, _FORMAT_CHARS = _marks_and_format_chars()
 
 # Word characters besides str.isalnum(); a membership test per candidate is cheap.
 _EXTRA_WORD_CHARS = frozenset("_" + "".join(map(chr, _MARKS)))
@@ -85,14 +92,11 @@ _FORMAT_RE = re.compile(f"[{_char_class(_FORMAT_CHARS)}]")
 # re compiles a class into a fast lookup table only while it stays in the BMP (a class holding the
 # few astral Cf ranges costs three times as much per character), so this one takes any astral
 # character, and astral hits are sorted out one by one.
-_ODD_CHAR_RE = re.compile(
-    "[{}\\U00010000-\\U0010ffff]".format(
-        _char_class(sorted(
-            [cp for cp in _FORMAT_CHARS if cp <= 0xFFFF]
-            + [cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20]
-        ))
-    )
+_ODD_BMP_CHARS = sorted(
+    {cp for cp in _FORMAT_CHARS if cp <= 0xFFFF}
+    | {cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20}
 )
+_ODD_CHAR_RE = re.compile(f"[{_char_class(_ODD_BMP_CHARS)}\\U00010000-\\U0010ffff]")
 _TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.
 _STAR_RUN_RE = re.compile(f"(?:[^\\W_]|[{_char_class(_MARKS)}])*")
@@ -239,8 +243,8 @@ class TermMatcher:
         if not self.terms or not text:
             return []
         found: set[int] = set()
-        # Collapsing white space first serves both forms: stripping markup from a collapsed text
-        # reads the same as collapsing the stripped text.
+        # Collapsing white space first serves both forms: markup stripped from a collapsed text
+        # reads the same as markup stripped from the text, up to white space, collapsed again.
         collapsed = _collapse_ws(text)
         self._scan(_padded(collapsed), found)
         if len(found) < len(self.terms):

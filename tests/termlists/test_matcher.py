@@ -334,10 +334,11 @@ INSIDE_WORD = {
     "&lt;": "<", "< >": "< >", "_": "_",
 }
 # Between words; underscores, plain spaces and a non-tag '< >' are the near misses that matter
-# most, so they are drawn more often.
+# most, so they are drawn more often.  The last four leave white space that needs collapsing again.
 SEPARATORS = [
     " ", " ", " ", "  ", "\n", " \n\t", "\u00a0", "_", "_", "_", "-", ".", ">", "<", "< ", "< >", "<3",
-    "&", ";", "<b>", "</b>", "<br/>", "<!--x-->", "&shy;", "&nbsp;", "&amp;", "\u200b", "\u00ad", "&lt;b&gt;",
+    "&", ";", "<b>", "</b>", "<br/>", "<!--x-->", "&shy;", "&amp;", "\u200b", "\u00ad", "&lt;b&gt;",
+    "&nbsp;", " &#10;", " <br> ", " \u200b ",
 ]
 TERM_CHARS = "abkKdeEsSßẞİiΣσς\u0307 _1-.&;<>\u200b"
 
