@@ -1,7 +1,7 @@
 """Benchmark of the rule-set judge (issue 4, SPEC §6.3): what the judge prompt costs in tokens beyond
 the rule lines and the text, and what time Gavel adds per judged screening.
 
-Run: .venv/bin/python benchmarks/judging.py [--requests N]   (prints two tables; under a minute)
+Run: .venv/bin/python benchmarks/judging.py [--requests N]   (prints three tables; under a minute)
 
 1. Tokens, counted with litellm's token_counter (judging.llm.token_count) for gpt-4o-mini: the whole
    request's messages minus the rule lines alone minus the text alone (each counted as the content of one
@@ -11,8 +11,12 @@ Run: .venv/bin/python benchmarks/judging.py [--requests N]   (prints two tables;
 2. Time: POST /api/v1/screenings in-process (Django test client, a fresh SQLite database), the provider
    server (tests/provider_server.py) answering the judge instantly with an allow. The same 60-word text
    and configuration with rule_mode `off` (no judge), `report` and `block`, interleaved run by run; medians.
-   "litellm call alone" is judging.llm.complete against the same server with the same messages, to
-   show how much of the overhead is the HTTP call to the judge rather than Gavel's own work.
+3. Where the added time goes. Inside each judged screening the judge's provider call
+   (judging.llm.complete: litellm and the HTTP round trip to the server) and the completion service's
+   usage/budget writes are timed as they happen. "Gavel's own work" is, per judged request, its time
+   less its own provider call less the median `off` screening; the table gives the median of those
+   per-request values (each call is subtracted from the request it was part of, never a median of calls
+   timed apart from a median of screenings).
 """
 from __future__ import annotations
 
@@ -91,7 +95,7 @@ def screening_rows(requests: int) -> dict:
     from django.test import Client
 
     from governance.models import Configuration, Consumer, Provider
-    from judging import llm, prompts
+    from judging import llm
     from snippets.models import Snippet
     from tests.provider_server import ProviderServer
 
@@ -124,54 +128,54 @@ def screening_rows(requests: int) -> dict:
             assert response.json()["outcome"] == "allowed", response.json()
             return elapsed
 
-        target = llm.ModelTarget(route="openai", model="judge-model", api_base=server.base_url, api_key="bench-key",
-                                 timeout=5)
-        messages = prompts.judge_prompt(list(enumerate(RULES, start=1)), text).messages
-
-        def bare_call() -> float:
-            start = time.perf_counter()
-            llm.complete(target, messages, temperature=0, response_format=prompts.RESPONSE_FORMAT)
-            return time.perf_counter() - start
-
-        # The completion service counts every judge call against the judging configuration's budget
-        # (two database writes). Timed apart, so the table can say how much of the overhead they are.
+        # Timed inside the pipeline, as it happens: the judge's provider call, and the completion
+        # service's usage/budget writes (counted before the call, tokens and cost after it).
         from governance import completions
 
-        accounting: list[float] = []
+        spent = {"call": 0.0, "writes": 0.0}
 
-        def timed(function):
+        def timed(function, part):
             def wrapper(*args, **kwargs):
                 start = time.perf_counter()
                 try:
                     return function(*args, **kwargs)
                 finally:
-                    accounting[-1] += time.perf_counter() - start
+                    spent[part] += time.perf_counter() - start
             return wrapper
 
-        completions._count_request = timed(completions._count_request)
-        completions._count_usage = timed(completions._count_usage)
+        llm.complete = timed(llm.complete, "call")
+        completions._count_request = timed(completions._count_request, "writes")
+        completions._count_usage = timed(completions._count_usage, "writes")
+
+        def measured(mode: str) -> tuple[float, float, float]:
+            spent.update(call=0.0, writes=0.0)
+            elapsed = post(mode)
+            return elapsed, spent["call"], spent["writes"]
 
         for _ in range(20):  # warm up: litellm's import, connections, caches
             for mode in modes:
-                accounting.append(0.0)
                 post(mode)
-            bare_call()
         before = len(server.chat_requests)
-        timings: dict[str, list[float]] = {mode: [] for mode in (*modes, "bare", "accounting")}
+        timings: dict[str, list[tuple[float, float, float]]] = {mode: [] for mode in modes}
         for index in range(requests):
             order = modes[index % 3:] + modes[:index % 3]
             for mode in order:
-                accounting.append(0.0)
-                timings[mode].append(post(mode))
-                if mode == "report":
-                    timings["accounting"].append(accounting[-1])
-            timings["bare"].append(bare_call())
-        judge_calls = len(server.chat_requests) - before - requests  # less the bare calls
+                timings[mode].append(measured(mode))
+        judge_calls = len(server.chat_requests) - before
     finally:
         server.stop()
-    return {"requests": requests, "judge_calls": judge_calls,
-            **{mode: statistics.median(values) * 1000 for mode, values in timings.items()},
-            **{f"{mode}_p90": statistics.quantiles(values, n=10)[-1] * 1000 for mode, values in timings.items()}}
+    result: dict = {"requests": requests, "judge_calls": judge_calls}
+    for mode, rows in timings.items():
+        totals = [total * 1000 for total, _call, _writes in rows]
+        result[mode] = statistics.median(totals)
+        result[f"{mode}_p90"] = statistics.quantiles(totals, n=10)[-1]
+    off = result["off"]
+    for mode in ("report", "block"):
+        rows = [(total * 1000, call * 1000, writes * 1000) for total, call, writes in timings[mode]]
+        result[f"{mode}_call"] = statistics.median(call for _total, call, _writes in rows)
+        result[f"{mode}_own"] = statistics.median(total - call - off for total, call, _writes in rows)
+        result[f"{mode}_writes"] = statistics.median(writes for _total, _call, writes in rows)
+    return result
 
 
 def main() -> None:
@@ -204,15 +208,19 @@ def main() -> None:
     for mode, label in (("off", "off (no judge)"), ("report", "report (judged)"), ("block", "block (judged)")):
         print(f"{label:<22} | {result[mode]:>9.2f} | {result[mode + '_p90']:>7.2f} | {result[mode] / off:>7.2f}x | "
               f"{result[mode] - off:>8.2f}")
-    bare = result["bare"]
-    print(f"{'litellm call alone':<22} | {bare:>9.2f} | {result['bare_p90']:>7.2f} | {'':>8} | {'':>8}")
-    accounting = result["accounting"]
-    print(f"{'usage writes (report)':<22} | {accounting:>9.2f} | {result['accounting_p90']:>7.2f} | {'':>8} | {'':>8}")
-    own = result["report"] - off - bare - accounting
     print()
-    print(f"report judged vs off: +{result['report'] - off:.2f} ms = litellm call {bare:.2f} + usage/budget writes "
-          f"of the completion service {accounting:.2f} + the rest {own:.2f} (rule set, zones, prompt, verdict, "
-          f"judge lookups)")
+    print("3. where the added time goes, per judged request (medians)")
+    own_work = "Gavel's own work"
+    header = (f"{'mode':<16} | {'judged ms':>9} | {'off ms':>6} | {'added ms':>8} | {'provider call':>13} | "
+              f"{own_work:>16} | {'of which usage writes':>21}")
+    print(header)
+    print("-" * len(header))
+    for mode, label in (("report", "report (judged)"), ("block", "block (judged)")):
+        print(f"{label:<16} | {result[mode]:>9.2f} | {off:>6.2f} | {result[mode] - off:>8.2f} | "
+              f"{result[mode + '_call']:>13.2f} | {result[mode + '_own']:>16.2f} | {result[mode + '_writes']:>21.2f}")
+    print("(provider call: judging.llm.complete timed inside the pipeline, litellm and HTTP to the local server;")
+    print(" Gavel's own work: per request, judged time - its provider call - the off median; usage writes: the")
+    print(" completion service's request count before the call and tokens/cost after it, part of Gavel's own work)")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
 from django.utils import timezone
 from django.utils.html import format_html
@@ -278,6 +278,30 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
             for warning in configuration_warnings(obj):
                 messages.warning(request, warning)
         return super().change_view(request, object_id, form_url, extra_context)
+
+    # Deleting a configuration that others name would change admin-only state (SPEC §2.3) unseen.
+    def get_deleted_objects(self, objs, request):
+        """List what refers to the configurations as "protected": Django's confirmation page shows it and
+        refuses the deletion, for the delete view and the bulk action alike."""
+        deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
+        # The blockers include escalation (PROTECT), so they replace Django's own list rather than repeat it.
+        blockers = [blocker for obj in objs for blocker in writes.configuration_delete_blockers(obj)]
+        return deleted, model_count, perms_needed, blockers or protected
+
+    def delete_model(self, request, obj):
+        self.refuse_blocked_delete([obj])
+        super().delete_model(request, obj)
+
+    def delete_queryset(self, request, queryset):
+        self.refuse_blocked_delete(queryset)
+        super().delete_queryset(request, queryset)
+
+    @staticmethod
+    def refuse_blocked_delete(configurations):
+        """Last line: a delete that reaches here past the confirmation page is refused all the same."""
+        blockers = [blocker for obj in configurations for blocker in writes.configuration_delete_blockers(obj)]
+        if blockers:
+            raise PermissionDenied(" ".join(blockers))
 
 
 # --- Consumers ------------------------------------------------------------------

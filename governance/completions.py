@@ -8,6 +8,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
@@ -119,25 +120,34 @@ def _raise_chain_failure(errors: list) -> None:
 
 
 def call_model(configuration: Configuration, messages: list[dict], *, correlation_id: str, actor: str,
-               timeout_cap: float | None = None, **options):
+               timeout_cap: float | None = None, own_system_prompt: bool = True, **options):
     """Ask the configuration, falling back on connection errors, timeouts, 429 and 5xx only.
 
     Returns (reply, serving configuration). Budget caps are checked before any provider is asked.
+    `timeout_cap` bounds the whole chain, fallbacks included: each attempt gets its own timeout or
+    the time left, whichever is less, and none starts once the time is up (ProviderTimedOut).
+    `own_system_prompt=False` sends `messages` exactly, without the configurations' system prompts.
     """
     from judging.llm import ProviderError, complete
 
     cap = over_budget(configuration)
     if cap:
         raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)
+    deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
     for candidate in chain_of(configuration):
         if candidate is not configuration and over_budget(candidate):
             continue
+        left = None
+        if deadline is not None:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise ProviderTimedOut(_("Every provider of the chain timed out."))
         _count_request(candidate)
         try:
             reply = complete(
-                model_target(candidate, timeout_cap),
-                _messages_for(candidate, messages),
+                model_target(candidate, left),
+                _messages_for(candidate, messages) if own_system_prompt else list(messages),
                 temperature=options.get("temperature", candidate.temperature),
                 max_tokens=options.get("max_tokens", candidate.max_tokens),
                 **{k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},

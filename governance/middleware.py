@@ -1,26 +1,23 @@
-"""Request ids on every response, and JSON errors instead of HTML pages under /api/."""
+"""Request ids on every response, and JSON errors instead of HTML pages under /api/ and /healthz."""
 import logging
 import re
 import uuid
 
+from django.core.exceptions import SuspiciousOperation
 from django.http import JsonResponse
 
 logger = logging.getLogger("gavel.request")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
 
-
-class RequestIDMiddleware:
-    """Echo a caller's X-Request-ID (when it is a sane token) or make one; set it on every response."""
-
-    def __init__(self, get_response):
-        self.get_response = get_response
-
-    def __call__(self, request):
-        sent = request.headers.get("X-Request-ID", "")
-        request.request_id = sent if _SAFE_ID.match(sent) else uuid.uuid4().hex
-        response = self.get_response(request)
-        response["X-Request-ID"] = request.request_id
-        return response
+SERVER_ERROR_MESSAGE = "Gavel could not complete the request; it has been logged."
+# The error a status becomes when Django answered it with a page of its own.
+HTTP_ERRORS = {
+    400: ("bad_request", "The request could not be read."),
+    403: ("forbidden", "This request is not allowed."),
+    404: ("not_found", "No such endpoint."),
+    413: ("too_large", "The request body is too large."),
+    500: ("server_error", SERVER_ERROR_MESSAGE),
+}
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
@@ -28,23 +25,73 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
     return {"error": {"code": code, "message": message, "fields": fields or {}}}
 
 
-class JSONErrorMiddleware:
-    """Under /api/ and /healthz, an unhandled error is a JSON 500 with no trace, DEBUG or not."""
+def is_json_path(path: str) -> bool:
+    """Paths whose every answer, errors included, is JSON (SPEC §11.1)."""
+    return path.startswith("/api/") or path.startswith("/healthz")
+
+
+def error_response(status: int) -> JsonResponse:
+    """The one error shape for an HTTP status, with a generic message."""
+    fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
+    code, message = HTTP_ERRORS.get(status, fallback)
+    return JsonResponse(error_body(code, message), status=status)
+
+
+class RequestIDMiddleware:
+    """First in MIDDLEWARE: the request id, and the guard that keeps Django's error pages off JSON paths.
+
+    Django turns an exception raised in any middleware (a bad Host header, a
+    failing session store) into a response inside that middleware's own layer:
+    under DEBUG a page with the trace. Being the outermost layer, this one sees
+    that response, not the exception, so under /api/ and /healthz it replaces
+    any error answer that is not JSON with the one error shape. An exception
+    that does reach it (DEBUG_PROPAGATE_EXCEPTIONS, a failing error handler) is
+    answered the same way.
+    """
 
     def __init__(self, get_response):
         self.get_response = get_response
 
     def __call__(self, request):
-        response = self.get_response(request)
-        if request.path.startswith("/api/") and response.status_code == 404 and \
-                not response.get("Content-Type", "").startswith("application/json"):
-            return JsonResponse(error_body("not_found", "No such endpoint."), status=404)
+        sent = request.headers.get("X-Request-ID", "")
+        request.request_id = sent if _SAFE_ID.match(sent) else uuid.uuid4().hex
+        if is_json_path(request.path):
+            response = self.guarded(request)
+        else:
+            response = self.get_response(request)
+        response["X-Request-ID"] = request.request_id
         return response
 
+    def guarded(self, request):
+        try:
+            response = self.get_response(request)
+        except SuspiciousOperation as exc:
+            logger.warning("refused %s on %s (request %s): %s", type(exc).__name__, request.path, request.request_id,
+                           exc)
+            return error_response(400)
+        except Exception:
+            logger.exception("unhandled error on %s (request %s)", request.path, request.request_id)
+            return error_response(500)
+        if response.status_code < 400 or response.get("Content-Type", "").startswith("application/json"):
+            return response
+        if response.status_code >= 500:
+            # Django has logged the trace (logger django.request); this line ties it to the request id.
+            logger.error("server error %d on %s (request %s)", response.status_code, request.path,
+                         request.request_id)
+        return error_response(response.status_code)
+
+
+class JSONErrorMiddleware:
+    """Under /api/ and /healthz, an error raised in a view is a JSON 500 with no trace, DEBUG or not."""
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        return self.get_response(request)
+
     def process_exception(self, request, exception):
-        if not (request.path.startswith("/api/") or request.path.startswith("/healthz")):
+        if not is_json_path(request.path):
             return None
         logger.exception("unhandled error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
-        return JsonResponse(
-            error_body("server_error", "Gavel could not complete the request; it has been logged."), status=500
-        )
+        return error_response(500)

@@ -4,12 +4,13 @@ Field meanings follow SPEC §2; the admin-only ones are named in
 `governance.permissions.ADMIN_ONLY_FIELDS`, never here.
 """
 import hashlib
+import re
 import secrets
 from decimal import Decimal
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
-from django.db import models
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import IntegrityError, models, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
@@ -102,8 +103,9 @@ class Configuration(models.Model):
     rule_judges = models.JSONField(default=list, blank=True)
     rule_default = models.CharField(max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK)
     min_confidence = models.FloatField(default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)])
+    # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
     escalation = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
     )
 
     history = HistoricalRecords()
@@ -129,6 +131,11 @@ class Configuration(models.Model):
             if self.identifier and self.identifier in value:
                 errors[field] = _("A configuration cannot name itself.")
                 continue
+            repeated = [v for v in dict.fromkeys(value) if value.count(v) > 1] if field == "rule_judges" else []
+            if repeated:
+                # A judge named twice would be asked twice about one text (SPEC §6.2: at most once).
+                errors[field] = _("A judge may be named only once: %(names)s") % {"names": ", ".join(repeated)}
+                continue
             known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
             missing = [v for v in value if v not in known]
             if missing:
@@ -151,9 +158,19 @@ class PolicyVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
-        updated = cls.objects.filter(pk=1).update(value=F("value") + 1)
-        if not updated:
-            cls.objects.get_or_create(pk=1, defaults={"value": 2})
+        # The row is made by a migration, so this is one UPDATE.
+        if cls.objects.filter(pk=1).update(value=F("value") + 1):
+            return
+        try:
+            with transaction.atomic():
+                cls.objects.create(pk=1, value=2)
+        except IntegrityError:
+            # Another process made the row between our UPDATE and our INSERT: count this edit on it.
+            cls.objects.filter(pk=1).update(value=F("value") + 1)
+
+
+# DRF's rate syntax: requests per second, minute, hour or day ("120/min", "5000/day").
+THROTTLE_RATE_RE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
 
 class Consumer(models.Model):
@@ -169,7 +186,8 @@ class Consumer(models.Model):
     )
     configurations = models.ManyToManyField(Configuration, blank=True, related_name="consumers")
     throttle_rate = models.CharField(
-        max_length=32, blank=True, default="", help_text=_("e.g. 120/min; blank uses GAVEL_THROTTLE_RATE")
+        max_length=32, blank=True, default="", help_text=_("e.g. 120/min; blank uses GAVEL_THROTTLE_RATE"),
+        validators=[RegexValidator(THROTTLE_RATE_RE, _("Give a rate such as 120/min or 5000/day."))],
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)

@@ -867,6 +867,11 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
         if not doc.present(section):
             continue
         named = {r.name for r in doc.records(section)}
+        if write and section == "configurations":
+            # Escalation is PROTECT and a removed configuration may escalate to another removed one
+            # (kept ones cannot: the references were checked), so unlink them before deleting.
+            removed = [obj.pk for name, obj in stored[section].items() if name not in named]
+            Configuration.objects.filter(pk__in=removed).update(escalation=None)
         for name, obj in sorted(stored[section].items()):
             if name in named:
                 continue

@@ -176,12 +176,16 @@ class Screening:
             return None
 
     def answer_texts(self) -> list[str]:
-        """The answer as delivered and, for JSON, as its decoded strings (so `\\u004b` hides nothing)."""
+        """The answer as delivered and, for JSON, as its decoded strings, keys included (so `\\u004b`
+        hides nothing, in a value or in a key)."""
         if not self.answer_is_screened:
             return []
         texts = [self.output.text]
-        if self.answer_json_text is not None:
-            texts.append(self.answer_json_text)
+        if self.output.format == "json":
+            try:
+                texts.append(textlib.json_search_text(self.output.text))
+            except textlib.NotJSON:
+                pass
         return texts
 
     def finished_answer(self) -> str | None:

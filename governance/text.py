@@ -10,8 +10,10 @@ import regex
 
 FINISHED_TEXT_MIN_WORDS = 30
 
-# A tag starts with `<` followed by a letter, `/`, `!` or `?` and runs to the next `>`.
-_TAG = re.compile(r"<[A-Za-z/!?][^<>]*>")
+# A tag starts with `<` followed by an ASCII letter, `/`, `!` or `?` and runs to the next `>`.
+# Exactly termlists/matcher.py `_TAG_RE` (not exported there), so word counts and matching read the
+# same text: in `<b <i>x` the tag is `<b <i>`. Keep the two identical.
+_TAG = re.compile(r"<[A-Za-z/!?][^>]*>")
 # A word is a maximal run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 # Invisible format characters (Unicode category Cf: zero-width space, soft hyphen, ...).
@@ -61,6 +63,48 @@ def json_text(text: str) -> str:
     return "\n".join(json_strings(text))
 
 
+class JSONObject(list):
+    """A decoded JSON object as its (key, value) members in document order, duplicate keys kept."""
+
+
+def load_json_members(text: str):
+    """`json.loads`, objects read as JSONObject so no key and no duplicate key's value is lost."""
+    return json.loads(text, object_pairs_hook=JSONObject)
+
+
+def dump_json_members(node) -> str:
+    """Serialise what load_json_members read (json.dumps layout, ensure_ascii=False), duplicates kept."""
+    if isinstance(node, JSONObject):
+        return "{" + ", ".join(f"{dump_json_members(k)}: {dump_json_members(v)}" for k, v in node) + "}"
+    if isinstance(node, list):
+        return "[" + ", ".join(dump_json_members(item) for item in node) + "]"
+    return json.dumps(node, ensure_ascii=False)
+
+
+def json_search_text(text: str) -> str:
+    """A JSON answer as forbidden terms are searched in it (SPEC §5.3): every decoded string, object
+    keys and each duplicate key's value included, in document order, one per line."""
+    try:
+        document = load_json_members(text)
+    except (TypeError, ValueError) as exc:
+        raise NotJSON(str(exc)) from exc
+    found: list[str] = []
+
+    def walk(node):
+        if isinstance(node, str):
+            found.append(node)
+        elif isinstance(node, JSONObject):
+            for key, value in node:
+                found.append(key)
+                walk(value)
+        elif isinstance(node, list):
+            for item in node:
+                walk(item)
+
+    walk(document)
+    return "\n".join(found)
+
+
 def is_finished_text(text: str, *, kind: str, answer_of_tool_run: bool) -> bool:
     """At least 30 words after markup removal, not an image description, not a tool run's answer."""
     if kind == "image_description" or answer_of_tool_run:
@@ -68,23 +112,30 @@ def is_finished_text(text: str, *, kind: str, answer_of_tool_run: bool) -> bool:
     return count_words(text) >= FINISHED_TEXT_MIN_WORDS
 
 
-def argument_strings(arguments, path: str = "") -> list[tuple[str, str]]:
-    """(path, value) for every string inside a tool call's arguments (dict, list or JSON string)."""
+def argument_strings(arguments, path: str = "", *, keys: bool = False) -> list[tuple[str, str]]:
+    """(path, value) for every string inside a tool call's arguments (dict, list or JSON string).
+
+    With `keys` (the forbidden-term search, SPEC §5.3) every object key is a string found too, as
+    (path of its member, key), and each duplicate key of a JSON string keeps its value. Without it
+    (judged text) only values, as a tool receives them.
+    """
     if isinstance(arguments, str):
         try:
-            decoded = json.loads(arguments)
+            decoded = load_json_members(arguments) if keys else json.loads(arguments)
         except ValueError:
             return [(path or "$", arguments)]
         if isinstance(decoded, str):
             return [(path or "$", decoded)]
         arguments = decoded
     found: list[tuple[str, str]] = []
-    if isinstance(arguments, dict):
-        for key, value in arguments.items():
-            found.extend(argument_strings(value, f"{path}.{key}" if path else str(key)) if not isinstance(value, str)
-                         else [(f"{path}.{key}" if path else str(key), value)])
+    if isinstance(arguments, (dict, JSONObject)):
+        for key, value in arguments.items() if isinstance(arguments, dict) else arguments:
+            sub = f"{path}.{key}" if path else str(key)
+            if keys:
+                found.append((sub, str(key)))
+            found.extend(argument_strings(value, sub, keys=keys) if not isinstance(value, str) else [(sub, value)])
     elif isinstance(arguments, list):
         for index, value in enumerate(arguments):
             sub = f"{path}[{index}]"
-            found.extend(argument_strings(value, sub) if not isinstance(value, str) else [(sub, value)])
+            found.extend(argument_strings(value, sub, keys=keys) if not isinstance(value, str) else [(sub, value)])
     return found

@@ -24,3 +24,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
 ]
+
+handler400 = "governance.api.errors.bad_request"
+handler403 = "governance.api.errors.permission_denied"
+handler404 = "governance.api.errors.page_not_found"
+handler500 = "governance.api.errors.server_error"

@@ -5,9 +5,12 @@ of SPEC §2.3 are refused to a non-administrator in one place.
 """
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models, transaction
+from django.db.models import Count
 from django.utils.translation import gettext as _
 
+from governance.models import Configuration
 from governance.permissions import admin_only_fields, require_admin_for
+from termlists.models import TermList
 
 # How plain data names a related record: by its slug, as the policy file does.
 NATURAL_KEYS = {
@@ -106,3 +109,28 @@ def _related(field, value):
             _("Unknown %(record)s: %(value)s") % {"record": target._meta.verbose_name, "value": value},
             code="unknown_record",
         ) from None
+
+
+def configuration_delete_blockers(configuration: Configuration) -> list[str]:
+    """What deleting this configuration would change behind an administrator's back; empty when it may go.
+
+    Another configuration naming it as a fallback, a rule judge or its escalation
+    (admin-only, SPEC §2.3), or a term list whose only configuration it is (a
+    list without scope is refused, SPEC §2.5): each is one sentence.
+    """
+    target = configuration.identifier
+    blockers = []
+    others = Configuration.objects.exclude(pk=configuration.pk).order_by("identifier")
+    for other, fallbacks, judges, escalation_id in others.values_list("identifier", "fallbacks", "rule_judges",
+                                                                        "escalation_id"):
+        names = {"other": other, "target": target}
+        if target in fallbacks:
+            blockers.append(_("Configuration “%(other)s” names “%(target)s” as a fallback.") % names)
+        if target in judges:
+            blockers.append(_("Configuration “%(other)s” names “%(target)s” as a rule judge.") % names)
+        if escalation_id == configuration.pk:
+            blockers.append(_("Configuration “%(other)s” escalates to “%(target)s”.") % names)
+    only_scope = TermList.objects.annotate(scope=Count("configurations")).filter(scope=1, configurations=configuration)
+    for name in only_scope.order_by("name").values_list("name", flat=True):
+        blockers.append(_("Term list “%(list)s” applies to “%(target)s” alone.") % {"list": name, "target": target})
+    return blockers

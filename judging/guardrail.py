@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 
 from governance import messages as core
-from judging import messages, zones_service
+from judging import messages, prompts, zones_service
 from judging.chain import ChainResult, run_chain
 from judging.judges import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked, judge_for
 from judging.rulesets import RuleSet, rule_set_for
@@ -35,6 +35,11 @@ def judge_rules(screening) -> None:
 
     mode = facts.strictest_mode
     context = JudgeContext(correlation_id=facts.correlation_id, actor=facts.actor)
+    # A text holding a marker-shaped sequence tries to close its own section of the judge's prompt:
+    # no judge is asked, and the rules count as not checked (reason `injection`).
+    forged = prompts.forges_marker(text)
+    if forged:
+        logger.warning("text holds a marker-shaped sequence; no judge asked (correlation %s)", facts.correlation_id)
     written = zones_service.text_zone_of(facts)
     answered: dict[tuple, ChainResult] = {}
     outcomes: list[str] = []
@@ -44,11 +49,14 @@ def judge_rules(screening) -> None:
             rule_set = rule_set_for(configuration)
             if not rule_set:
                 continue
-            # Two configurations with the same judges, rules and threshold need one answer, not two.
-            key = (tuple(configuration.rule_judges or ()), rule_set.key, configuration.min_confidence)
-            if key not in answered:
-                answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
-            result = answered[key]
+            if forged:
+                result = ChainResult(PASS, (JudgeDecision(PASS, "", reason="injection"),))
+            else:
+                # Two configurations with the same judges, rules and threshold need one answer, not two.
+                key = (tuple(_judge_names(configuration)), rule_set.key, configuration.min_confidence)
+                if key not in answered:
+                    answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
+                result = answered[key]
         except Exception:
             # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
             # below decides what that means (a block in block mode, a "not checked" hint in report).
@@ -97,10 +105,15 @@ class _ZoneGated:
         return judge_for(self.configuration).decide(rule_set, text, context)
 
 
+def _judge_names(configuration) -> list[str]:
+    """The chain's judges in order, each once: a judge named twice is still asked once (SPEC §6.2)."""
+    return list(dict.fromkeys(configuration.rule_judges or ()))
+
+
 def _judges(configuration, rule_set: RuleSet, written: str) -> list:
     from governance.models import Configuration
 
-    names = list(configuration.rule_judges or ())
+    names = _judge_names(configuration)
     found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
     return [_ZoneGated(found[name], written) if name in found else NotAsked(name, "no_judge") for name in names]
 
@@ -157,8 +170,9 @@ def _place(screening, finding: Finding, judged_text: str) -> dict:
     """Where the passage sits in what the caller gets back: offsets into `text`, or a tool call.
 
     Offsets are code points into the returned text (SPEC §11.1): the judged text's own when
-    the two are the same, else the passage found verbatim, else white space and case aside;
-    null when it is not there (inside a JSON escape, say).
+    the two are the same, else where the passage (the verbatim slice of the judged text)
+    occurs verbatim in it; null when it does not (inside a JSON escape, say). Never a match
+    white space and case aside: `text[start:end]` is always exactly the passage.
     """
     if finding.passage is None:
         return {"start": None, "end": None}
@@ -171,10 +185,9 @@ def _place(screening, finding: Finding, judged_text: str) -> dict:
     if returned == judged_text and finding.start is not None:
         return {"start": finding.start, "end": finding.end}
     at = returned.find(finding.passage)
-    if at >= 0:
-        return {"start": at, "end": at + len(finding.passage)}
-    span = find_passage(finding.passage, returned)
-    return {"start": span[0], "end": span[1]} if span else {"start": None, "end": None}
+    if at < 0:
+        return {"start": None, "end": None}
+    return {"start": at, "end": at + len(finding.passage)}
 
 
 # --- what a failed check does (SPEC §4) ---

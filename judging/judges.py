@@ -18,7 +18,7 @@ from judging.rulesets import Rule, RuleSet
 logger = logging.getLogger("gavel.judging")
 
 ALLOW, DENY, PASS = "allow", "deny", "pass"
-# SPEC §6.2: the judging configuration's timeout, capped.
+# SPEC §6.2: the judging configuration's timeout, capped; the cap bounds the call with its fallbacks.
 JUDGE_TIMEOUT_CAP = 20
 
 
@@ -37,7 +37,7 @@ class JudgeDecision:
     choice: str  # allow | deny | pass
     judge: str  # identifier of the judging configuration
     violations: tuple[Finding, ...] = ()
-    reason: str | None = None  # why a judge passed: timeout | error | unusable | no_judge | zone | budget
+    reason: str | None = None  # why a judge passed: timeout | error | unusable | no_judge | zone | budget | injection
     dropped: tuple[int, ...] = ()  # rule numbers of violations that did not survive the check
     latency_ms: float = 0.0
 
@@ -97,10 +97,13 @@ class ChatJudge:
         started = time.monotonic()
         try:
             # Through the completion service, so the judging configuration's budget, fallbacks,
-            # usage and cost apply (SPEC §6.2). One call; nothing here asks again.
+            # usage and cost apply (SPEC §6.2). One call; nothing here asks again. The cap bounds
+            # the whole call, fallbacks included. The request is Gavel's messages only: a
+            # configuration's system_prompt is not admin-only and must not instruct a judge.
             reply, _served = call_model(
                 self.configuration, prompt.messages, correlation_id=context.correlation_id, actor=context.actor,
-                timeout_cap=JUDGE_TIMEOUT_CAP, temperature=0, response_format=prompts.RESPONSE_FORMAT,
+                timeout_cap=JUDGE_TIMEOUT_CAP, own_system_prompt=False, temperature=0,
+                response_format=prompts.RESPONSE_FORMAT,
             )
         except ProviderTimedOut:
             return self._pass("timeout", started)

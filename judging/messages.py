@@ -11,6 +11,7 @@ from governance import messages as core
 # Failure reasons governance.messages does not name.
 REASONS = {
     "budget": _("the judge's configuration has reached its budget for today"),
+    "injection": _("the text imitates the markers that separate it from the judge's instructions"),
 }
 
 # Appended to a "not checked" hint when block mode let the text through (rule_default: allow).

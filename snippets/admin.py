@@ -2,8 +2,8 @@
 from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
+from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
-from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
 from governance.admin import TagListField
@@ -82,9 +82,10 @@ class SnippetAdmin(SimpleHistoryAdmin):
         numbering = rule_numbering_for_snippet(obj) if obj and obj.pk else []
         if not numbering:
             return _("No configuration with rules switched on uses this snippet.")
+        pair = gettext("rule %(number)d = line %(line_no)d")
         rows = format_html_join(
             "", "<li><strong>{}</strong>: {}</li>",
-            ((config, ", ".join(f"rule {number} = line {line_no}" for number, line_no, _line in rules))
+            ((config, ", ".join(pair % {"number": number, "line_no": line_no} for number, line_no, _line in rules))
              for config, rules in numbering),
         )
         return format_html("<ul class='gavel-numbering'>{}</ul>", rows)

@@ -7,6 +7,7 @@ import logging
 from dataclasses import dataclass, field
 
 from governance import messages
+from governance import text as textlib
 from termlists import services
 
 logger = logging.getLogger("gavel.termlists")
@@ -85,11 +86,12 @@ def lists_apply(facts) -> bool:
 def _forbidden_places(screening) -> list[tuple[int | None, str | None, str]]:
     """(tool call index, argument path, text) for every text forbidden terms are searched in (§5.3, §8.2).
 
-    The answer (as delivered, and a JSON answer's decoded strings) unless the run offers tools, then
-    the string arguments of every tool call not declared a read.
+    The answer (as delivered, and a JSON answer's decoded strings and keys) unless the run offers
+    tools, then the strings of every tool call not declared a read: values and object keys.
     """
     places: list[tuple[int | None, str | None, str]] = [(None, None, t) for t in screening.answer_texts()]
-    places.extend(screening.tool_argument_texts())
+    for index, call in screening.screened_tool_calls():
+        places.extend((index, path, value) for path, value in textlib.argument_strings(call.arguments, keys=True))
     return places
 
 
@@ -175,22 +177,30 @@ def _block_message(screening, blocking: list[Finding]) -> str:
 
 
 def _report(screening, finding: Finding) -> None:
-    """Shadow mode: deliver, with a hint per kind of finding, and record what would have been blocked."""
+    """Shadow mode: deliver, with one hint for the list (SPEC §11.1), and record what would have been
+    blocked. `forbidden` names the terms found and, when required terms are missing too, carries them
+    as `missing`; `missing_required` names the missing ones when nothing forbidden was found."""
     language = screening.facts.reader_language
     suffix = messages.render(messages.TERM_REPORTED_SUFFIX, language)
-    base = {"check": CHECK, "configuration": finding.item.configuration.identifier,
+    hint = {"check": CHECK, "configuration": finding.item.configuration.identifier,
             "list": finding.item.compiled.name}
+    sentences = []
     if finding.forbidden:
-        sentences = _with_list_message([_forbidden_sentence(finding, language)], finding)
-        hint = {**base, "type": "forbidden", "terms": finding.forbidden, "passage": finding.passage,
-                "start": finding.start, "end": finding.end, "message": " ".join([*sentences, suffix])}
+        sentences.append(_forbidden_sentence(finding, language))
+    if finding.missing:
+        sentences.append(_missing_sentence(finding, language))
+    message = " ".join([*_with_list_message(sentences, finding), suffix])
+    if finding.forbidden:
+        hint.update(type="forbidden", terms=finding.forbidden)
+        if finding.missing:
+            hint["missing"] = finding.missing
+        hint.update(passage=finding.passage, start=finding.start, end=finding.end, message=message)
         if finding.tool_call is not None:
             hint.update(tool_call=finding.tool_call, argument=finding.argument)
-        screening.add_hint(hint)
-    if finding.missing:
-        sentences = _with_list_message([_missing_sentence(finding, language)], finding)
-        screening.add_hint({**base, "type": "missing_required", "terms": finding.missing, "passage": None,
-                            "start": None, "end": None, "message": " ".join([*sentences, suffix])})
+    else:
+        hint.update(type="missing_required", terms=finding.missing, passage=None, start=None, end=None,
+                    message=message)
+    screening.add_hint(hint)
     screening.record("reported", CHECK, finding.detail, configuration=finding.item.configuration, mode="report")
 
 

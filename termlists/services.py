@@ -162,7 +162,10 @@ def _load(facts, configurations) -> list[ListInScope]:
     rank = {config.pk: position for position, config in enumerate(configurations)}
     chosen: dict[int, ScopeRow] = {}
     scopes: dict[int, str] = {}
-    for row in _scope_rows(list(by_id)):
+    rows = _scope_rows(list(by_id))
+    if rows:
+        _forget_stale(rows[0].policy_version)
+    for row in rows:
         scope = scope_of(row.site, row.language, facts)
         if scope is None:
             continue
@@ -191,6 +194,22 @@ def any_list_applies(facts) -> bool:
 # saved list is never matched with its former terms, whichever process saved it.
 _compiled: dict[int, tuple[tuple, CompiledList]] = {}
 _compile_lock = threading.Lock()
+_pruned_at = 0  # the policy version _forget_stale last pruned for
+
+
+def _forget_stale(policy_version: int) -> None:
+    """Drop the matchers compiled under an older policy version: their key can never match again.
+
+    This is how a deleted list leaves every process (its delete bumps the policy version); lists of
+    other configurations compiled under the current version stay. Prunes once per version seen.
+    """
+    global _pruned_at
+    if policy_version <= _pruned_at:
+        return
+    _pruned_at = policy_version
+    for list_id, (key, _) in list(_compiled.items()):
+        if key[0] < policy_version:
+            _compiled.pop(list_id, None)
 
 
 def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> CompiledList:
@@ -239,7 +258,9 @@ def _terms_of(list_id: int) -> tuple[str, str]:
 
 def forget_compiled() -> None:
     """Drop every compiled matcher of this process (tests, benchmarks)."""
+    global _pruned_at
     _compiled.clear()
+    _pruned_at = 0
 
 
 # --- the admin's "try it" box ---

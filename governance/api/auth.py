@@ -1,9 +1,13 @@
 """Consumer tokens: Bearer (or DRF's Token) headers, stored hashed; per-consumer throttling."""
+import logging
+
 from django.conf import settings
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, permissions, throttling
 
-from governance.models import Consumer
+from governance.models import THROTTLE_RATE_RE, Consumer
+
+logger = logging.getLogger("gavel.api")
 
 
 class ConsumerTokenAuthentication(authentication.BaseAuthentication):
@@ -55,7 +59,13 @@ class ConsumerRateThrottle(throttling.SimpleRateThrottle):
         consumer = request.user if isinstance(request.user, Consumer) else None
         if consumer is None:
             return True
-        self.rate = consumer.throttle_rate or settings.GAVEL_THROTTLE_RATE
+        rate = consumer.throttle_rate
+        if rate and not THROTTLE_RATE_RE.match(rate):
+            # Stored past the field's validator (e.g. before it existed): the default rate, not a 500 on every call.
+            logger.warning("consumer %s has an unreadable throttle rate %r; using GAVEL_THROTTLE_RATE",
+                           consumer.name, rate)
+            rate = ""
+        self.rate = rate or settings.GAVEL_THROTTLE_RATE
         self.num_requests, self.duration = self.parse_rate(self.rate)
         return super().allow_request(request, view)
 

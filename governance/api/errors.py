@@ -3,10 +3,11 @@ import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404
+from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
-from governance.middleware import error_body
+from governance.middleware import error_body, error_response, is_json_path
 
 logger = logging.getLogger("gavel.api")
 
@@ -124,3 +125,27 @@ def exception_handler(exc, context):
         return response
     logger.exception("unhandled API error", exc_info=exc)
     return Response(error_body("server_error", "Gavel could not complete the request; it has been logged."), status=500)
+
+
+# Django's own error views (handler400 ... handler500 in governance/urls.py): the one
+# error shape under /api/ and /healthz, Django's pages everywhere else.
+
+
+def bad_request(request, exception):
+    return error_response(400) if is_json_path(request.path) else defaults.bad_request(request, exception)
+
+
+def permission_denied(request, exception):
+    return error_response(403) if is_json_path(request.path) else defaults.permission_denied(request, exception)
+
+
+def page_not_found(request, exception):
+    return error_response(404) if is_json_path(request.path) else defaults.page_not_found(request, exception)
+
+
+def server_error(request):
+    if not is_json_path(request.path):
+        return defaults.server_error(request)
+    # Django has logged the trace (logger django.request); this line ties it to the request id.
+    logger.error("server error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
+    return error_response(500)

@@ -3,6 +3,7 @@ import json
 
 import yaml
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.db.models import F
 from django.http import StreamingHttpResponse
 from django.utils import translation
@@ -31,16 +32,28 @@ class GavelAPIView(APIView):
     """Base view: body-size limit before parsing, request id as the correlation id."""
 
     def initial(self, request, *args, **kwargs):
-        length = request.META.get("CONTENT_LENGTH") or "0"
-        try:
-            too_large = int(length) > settings.GAVEL_MAX_TEXT_BYTES
-        except ValueError:
-            too_large = False
-        if too_large:
+        if self.body_too_large(request):
             raise TooLarge(
                 _("The request body is larger than %(limit)d bytes.") % {"limit": settings.GAVEL_MAX_TEXT_BYTES}
             )
         super().initial(request, *args, **kwargs)
+
+    @staticmethod
+    def body_too_large(request) -> bool:
+        """The declared length first (nothing read), then the body itself: a missing or understated
+        Content-Length is no way past the limit."""
+        limit = settings.GAVEL_MAX_TEXT_BYTES
+        try:
+            if int(request.META.get("CONTENT_LENGTH") or "0") > limit:
+                return True
+        except ValueError:
+            pass
+        try:
+            # Django reads at most the declared length (WSGI) and refuses one over
+            # DATA_UPLOAD_MAX_MEMORY_SIZE with RequestDataTooBig.
+            return len(request.body) > limit
+        except RequestDataTooBig:
+            return True
 
     def parsed(self, serializer_class, request):
         serializer = serializer_class(data=request.data)
@@ -116,8 +129,11 @@ class EventsView(GavelAPIView):
         unknown = sorted(set(params) - {"since", "decision", "configuration", "limit"})
         if unknown:
             raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
-        if params.get("since"):
-            since = parse_datetime(params["since"])
+        if "since" in params:
+            try:
+                since = parse_datetime(params["since"])
+            except ValueError:  # well-formed but impossible, e.g. month 13
+                since = None
             if since is None:
                 raise BadInput(_("since is not a date-time."), fields={"since": [_("Give an ISO 8601 date-time.")]})
             events = events.filter(at__gte=since)

@@ -1,4 +1,6 @@
 """POST /api/v1/screenings: redaction end to end, the response shape, headers."""
+import json
+
 import pytest
 
 from governance.models import GovernanceEvent, PolicyVersion
@@ -90,6 +92,40 @@ def test_json_output_is_screened_by_its_strings(api):
     body = response.json()
     assert response.status_code == 200
     assert SECRETS["github"] not in body["text"]
+
+
+ESCAPED_KEY = "\\u0073k-proj-abcdefghij1234567890XYZ"  # `sk-proj-…` with its `s` as a JSON escape
+
+
+def test_a_secret_behind_a_json_escape_is_masked_in_a_json_answer(api):
+    text = '{"k": "' + ESCAPED_KEY + '"}'
+    body = screen(api, text=text, format="json").json()
+    assert "abcdefghij1234567890XYZ" not in body["text"]
+    assert json.loads(body["text"]) == {"k": "sk-***"}
+    assert {"check": "secret_redaction", "result": "redacted"} in body["checks"]
+    event = GovernanceEvent.objects.get(correlation_id=body["id"])
+    assert event.detail == {"kinds": {"openai_key": 1}, "count": 1}
+
+
+def test_json_keys_and_duplicate_keys_are_masked_and_kept(api):
+    text = '{"' + ESCAPED_KEY + '": 1, "a": "' + ESCAPED_KEY + '", "a": "x", "n": [1.5, null, true]}'
+    body = screen(api, text=text, format="json").json()
+    assert body["text"] == '{"sk-***": 1, "a": "sk-***", "a": "x", "n": [1.5, null, true]}'
+
+
+def test_a_secret_behind_a_json_escape_is_masked_in_tool_arguments(api):
+    arguments = '{"body": "' + ESCAPED_KEY + '", "' + ESCAPED_KEY + '": ["ok"]}'
+    body = screen(api, text="ok", tool_calls=[{"name": "save", "arguments": arguments}]).json()
+    assert body["tool_calls"][0]["arguments"] == '{"body": "sk-***", "sk-***": ["ok"]}'
+    assert {"check": "secret_redaction", "result": "redacted"} in body["checks"]
+
+
+def test_clean_json_comes_back_byte_identical(api):
+    text = '{ "title":"Caf\\u00e9 \\u004bunde",\n  "n": 1.50, "a": 1, "a": [ "x" ] }'
+    body = screen(api, text=text, format="json", tool_calls=[{"name": "save", "arguments": text}]).json()
+    assert body["text"] == text
+    assert body["tool_calls"][0]["arguments"] == text
+    assert {"check": "secret_redaction", "result": "passed"} in body["checks"]
 
 
 def test_rule_mode_block_fails_closed_when_no_judge_can_run(api, configuration):

@@ -4,6 +4,7 @@ Every model call here reaches the local provider server (tests/provider_server.p
 what the server received is the evidence of what Gavel sent, and of what it did not.
 """
 import datetime as dt
+import time
 from decimal import Decimal
 
 import pytest
@@ -218,6 +219,29 @@ def test_a_fallback_of_another_kind_is_never_asked(api, provider_server, backup)
     provider_server.script([{"status": 503}])
     assert_error(complete(api), 502, "provider_error")
     assert len(provider_server.requests) == 1
+
+
+def test_a_timeout_cap_bounds_the_whole_chain_and_no_attempt_starts_after_it(provider_server, backup, configuration):
+    from governance.api.errors import ProviderTimedOut
+    from governance.completions import call_model
+
+    call_model(configuration, USER, correlation_id="warm", actor="test")  # litellm's first import, not timed
+    provider_server.script([{"delay": 2, "text": "Too late.", "for_model": "test-model"}])
+    started = time.monotonic()
+    with pytest.raises(ProviderTimedOut):
+        call_model(configuration, USER, correlation_id="cap", actor="test", timeout_cap=0.8)
+    # The first attempt used the whole 0.8 s; the fallback (which would answer at once) is not tried.
+    assert time.monotonic() - started < 0.8 + 0.5
+    assert [r.model for r in provider_server.chat_requests] == ["test-model", "test-model"]
+
+
+def test_a_call_without_its_own_system_prompt_sends_the_messages_exactly(provider_server, configuration):
+    from governance.completions import call_model
+
+    configuration.system_prompt = "You write short news items."
+    configuration.save()
+    call_model(configuration, USER, correlation_id="own", actor="test", own_system_prompt=False)
+    assert provider_server.chat_requests[0].body["messages"] == USER
 
 
 # --- budget caps (SPEC §2.2) ---

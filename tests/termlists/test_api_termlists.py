@@ -174,6 +174,18 @@ def test_a_json_answer_is_searched_as_delivered_and_decoded(api, make_list):
     assert screen(api, '{"Kunde": "key, not value"}', format="json")["outcome"] == "blocked"  # as delivered
 
 
+def test_a_json_key_is_searched_decoded(api, make_list):
+    make_list(forbidden="Kunde")
+    body = screen(api, '{"\\u004bunde": 1}', format="json")
+    assert body["outcome"] == "blocked"
+    assert "Kunde" in body["block"]["message"]
+
+
+def test_every_value_of_a_duplicate_json_key_is_searched(api, make_list):
+    make_list(forbidden="Kunde")
+    assert screen(api, '{"a": "Der \\u004bunde", "a": "fine"}', format="json")["outcome"] == "blocked"
+
+
 def test_required_terms_only_in_finished_text(api, make_list):
     make_list(required="Impressum")
     words_29 = " ".join(FILLER.split()[:29])
@@ -227,6 +239,22 @@ def test_tool_call_arguments_as_a_json_string_are_searched(api, make_list):
     make_list(forbidden="Kunde")
     calls = [{"name": "save_page", "arguments": json.dumps({"body": "Der \u004bunde"})}]
     assert screen(api, "Done.", tool_calls=calls)["outcome"] == "blocked"
+
+
+def test_tool_call_argument_keys_are_searched_decoded(api, make_list):
+    make_list(forbidden="Kunde")
+    escaped_key = '{"page": {"\\u004bunde": "x"}}'
+    assert screen(api, "Done.", tool_calls=[{"name": "save_page", "arguments": escaped_key}])["outcome"] == "blocked"
+    assert screen(api, "Done.", tool_calls=[{"name": "save_page", "arguments": {"Kunde": "x"}}])["outcome"] == "blocked"
+    duplicate = '{"body": "Der \\u004bunde", "body": "fine"}'
+    assert screen(api, "Done.", tool_calls=[{"name": "save_page", "arguments": duplicate}])["outcome"] == "blocked"
+
+
+def test_report_hint_on_a_tool_argument_key_names_its_member(api, make_list):
+    make_list(forbidden="Kunde", mode="report")
+    calls = [{"name": "save_page", "arguments": '{"page": {"\\u004bunde": "x"}}'}]
+    (hint,) = screen(api, "Saved.", tool_calls=calls)["hints"]
+    assert (hint["tool_call"], hint["argument"], hint["passage"]) == (0, "page.Kunde", "Kunde")
 
 
 def test_a_search_for_a_forbidden_term_is_stopped_too(api, make_list):
@@ -362,19 +390,28 @@ def test_report_mode_delivers_with_hints_and_records_reported(api, make_list):
     assert body["text"] == text
     assert body["block"] is None
     assert check_result(body) == {"check": "term_list", "result": "reported"}
-    forbidden, missing = body["hints"]
+    # One hint per list (SPEC §11.1): the forbidden terms found, and the required ones missing with them.
+    (hint,) = body["hints"]
     start = text.index("Kunde")
-    assert forbidden == {
+    assert hint == {
         "check": "term_list", "type": "forbidden", "configuration": "newsroom", "list": "Brand",
-        "terms": ["Kunde"], "passage": "Kunde", "start": start, "end": start + 5,
-        "message": "The term list “Brand” does not allow: Kunde. Say client. (report mode: the text was delivered)",
+        "terms": ["Kunde"], "missing": ["Impressum"], "passage": "Kunde", "start": start, "end": start + 5,
+        "message": "The term list “Brand” does not allow: Kunde. The term list “Brand” requires: Impressum. "
+                   "Say client. (report mode: the text was delivered)",
     }
-    assert missing["type"] == "missing_required"
-    assert missing["terms"] == ["Impressum"]
-    assert missing["passage"] is None and missing["start"] is None
     (event,) = term_events()
     assert (event.decision, event.mode) == ("reported", "report")
     assert event.detail == {"list": "Brand", "terms": ["Kunde"], "missing": ["Impressum"]}
+
+
+def test_report_mode_with_only_required_terms_missing(api, make_list):
+    make_list(forbidden="Kunde", required="Impressum", mode="report")
+    (hint,) = screen(api, long_text())["hints"]
+    assert hint == {
+        "check": "term_list", "type": "missing_required", "configuration": "newsroom", "list": "Brand",
+        "terms": ["Impressum"], "passage": None, "start": None, "end": None,
+        "message": "The term list “Brand” requires: Impressum. (report mode: the text was delivered)",
+    }
 
 
 def test_report_hint_passage_is_the_occurrence_as_written_in_the_text(api, make_list):

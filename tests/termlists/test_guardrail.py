@@ -1,6 +1,8 @@
 """The term-list step and its service (SPEC §5): scope, loading, caching, and the step's results,
 driven without HTTP. The API's view of the same rules is in test_api_termlists.py.
 """
+import json
+import re
 from types import SimpleNamespace
 
 import pytest
@@ -8,9 +10,10 @@ from django.db import connection
 from django.db.utils import OperationalError, ProgrammingError
 from django.test.utils import CaptureQueriesContext
 
+from governance import text as textlib
 from governance.models import Configuration, GovernanceEvent
 from governance.screening import CallFacts, Output, ToolCall, run_pipeline
-from termlists import guardrail, services
+from termlists import guardrail, matcher, services
 from termlists.models import TermList
 
 LONG = " ".join(f"word{i}" for i in range(40))
@@ -64,6 +67,55 @@ def test_scope_of(list_site, list_language, call_site, call_language, expected):
 )
 def test_locate(term, text, expected):
     assert services.locate(term, text) == expected
+
+
+# --- markup: word counts read the text the matcher reads (SPEC §3, §5.2) ---
+@pytest.mark.parametrize(
+    "text",
+    [
+        "<b <i>x",  # the tag runs from `<b` to the first `>`: one word, not `b` and `x`
+        "a<b <i>c d",
+        "<p title='a<b'>x</p> y",
+        "<a\nhref=x>link</a> more",
+        "<<b>>z",
+        "x < y > z",
+        "a <3 b",
+        "Kun<b>de</b> &amp; <!-- c <b -->z",
+        "open <b never closed",
+    ],
+)
+def test_word_counts_read_markup_as_the_matcher_does(text):
+    assert textlib._TAG.pattern == matcher._TAG_RE.pattern
+    reader_form = matcher._reader_form(matcher._collapse_ws(text))
+    word = re.compile(r"[^\W_]+")
+    assert word.findall(textlib.strip_markup(text)) == word.findall(reader_form)
+    assert textlib.count_words(text) == len(word.findall(reader_form))
+
+
+def test_a_tag_holding_a_lone_angle_bracket_is_one_tag():
+    assert textlib.strip_markup("<b <i>x") == "x"
+    assert textlib.count_words("<b <i>x") == 1
+
+
+# --- what forbidden terms are searched in, decoded (SPEC §5.3) ---
+def test_json_search_text_holds_keys_and_every_duplicate_value():
+    document = '{"\\u004bunde": {"a": "erste", "a": "zweite"}, "list": ["x", {"k\\u00e9y": 1}]}'
+    assert textlib.json_search_text(document).split("\n") == ["Kunde", "a", "erste", "a", "zweite", "list",
+                                                                "x", "kéy"]
+    # What a page receives is unchanged: values only, the last of duplicate keys.
+    assert textlib.json_text(document).split("\n") == ["zweite", "x"]
+
+
+def test_argument_strings_with_keys_for_the_forbidden_search_only():
+    arguments = json.dumps({"page": {"Kunde": "x", "blocks": ["y"]}}).replace("Kunde", "\\u004bunde")
+    assert textlib.argument_strings(arguments) == [("page.Kunde", "x"), ("page.blocks[0]", "y")]
+    assert textlib.argument_strings(arguments, keys=True) == [
+        ("page", "page"), ("page.Kunde", "Kunde"), ("page.Kunde", "x"), ("page.blocks", "blocks"),
+        ("page.blocks[0]", "y"),
+    ]
+    assert textlib.argument_strings('{"a": "erste", "a": "zweite"}', keys=True) == [
+        ("a", "a"), ("a", "erste"), ("a", "a"), ("a", "zweite")]
+    assert textlib.argument_strings({"Kunde": ["x"]}, keys=True) == [("Kunde", "Kunde"), ("Kunde[0]", "x")]
 
 
 # --- the missing table is recognised by its message ---
@@ -144,6 +196,33 @@ def test_a_compiled_list_is_replaced_not_accumulated(make_list, configuration):
     assert services._compiled[term_list.pk] is not first
     assert services._compiled[term_list.pk][1].forbidden.terms == ("Kunde",)
     assert sum(1 for key in services._compiled if key == term_list.pk) == 1
+
+
+def test_a_deleted_list_is_forgotten(make_list, configuration):
+    services.forget_compiled()
+    kept = make_list(name="A", forbidden="Kunde")
+    gone = make_list(name="B", forbidden="Rabatt")
+    call = CallFacts(configuration=configuration)
+    services.lists_for(call)
+    gone_id = gone.pk
+    assert {kept.pk, gone_id} <= set(services._compiled)
+    gone.delete()
+    assert [item.compiled.name for item in services.lists_for(call)] == ["A"]
+    assert gone_id not in services._compiled
+    assert set(services._compiled) == {kept.pk}
+
+
+def test_lists_of_other_configurations_stay_compiled(make_list, configuration, second):
+    """Forgetting is by policy version, not by the call's scope: no recompiling across configurations."""
+    services.forget_compiled()
+    first = make_list(name="A", forbidden="Kunde")
+    other = make_list(name="B", forbidden="Rabatt", configurations=[second])
+    services.lists_for(CallFacts(configuration=configuration))
+    held = services._compiled[first.pk]
+    services.lists_for(CallFacts(configuration=second))
+    services.lists_for(CallFacts(configuration=configuration))
+    assert services._compiled[first.pk] is held
+    assert other.pk in services._compiled
 
 
 def test_another_policy_edit_recompiles_too(make_list, configuration):
@@ -240,6 +319,28 @@ def test_forbidden_terms_in_answer_and_arguments_are_reported_together(make_list
     assert hint["passage"] == "Kunde" and "tool_call" not in hint  # the first place found: the answer
     (event,) = GovernanceEvent.objects.filter(check_name="term_list")
     assert event.detail == {"list": "Brand", "terms": ["Kunde", "Rabatt"], "missing": []}
+
+
+def test_judged_text_holds_argument_values_not_keys(configuration):
+    from governance.screening import Screening
+
+    body = " ".join(["hey"] * 40)
+    output = Output(text="", tool_calls=[ToolCall(name="save", arguments=json.dumps({"zebracorn": body}))])
+    judged = Screening(output, CallFacts(configuration=configuration)).judged_text()
+    assert judged == body
+
+
+def test_report_mode_gives_one_hint_per_list(make_list, configuration):
+    make_list(forbidden="Kunde", required="Impressum", mode="report")
+    (hint,) = run(LONG + " Kunde", configuration).hints
+    assert (hint["type"], hint["terms"], hint["missing"]) == ("forbidden", ["Kunde"], ["Impressum"])
+    assert hint["message"] == ("The term list “Brand” does not allow: Kunde. The term list “Brand” requires: "
+                               "Impressum. (report mode: the text was delivered)")
+    (hint,) = run(LONG, configuration).hints
+    assert (hint["type"], hint["terms"], hint["passage"]) == ("missing_required", ["Impressum"], None)
+    assert "missing" not in hint
+    (hint,) = run("Kunde", configuration).hints  # not finished text: nothing is missing
+    assert hint["type"] == "forbidden" and "missing" not in hint
 
 
 def test_redaction_runs_before_term_lists(make_list, configuration):

@@ -1,15 +1,10 @@
 """`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3)."""
-import re
-
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from governance.models import Configuration, Consumer
-
-# DRF's rate syntax: requests per second, minute, hour or day ("120/min", "5000/day").
-RATE_RE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
+from governance.models import THROTTLE_RATE_RE, Configuration, Consumer
 
 
 def split_names(value: str) -> list[str]:
@@ -41,7 +36,7 @@ class Command(BaseCommand):
             validate_slug(name)
         except ValidationError as exc:
             raise CommandError(f"{name!r} is not a valid consumer name: use letters, digits, - and _.") from exc
-        if throttle and not RATE_RE.match(throttle):
+        if throttle and not THROTTLE_RATE_RE.match(throttle):
             raise CommandError(f"{throttle!r} is not a rate: give e.g. 120/min or 5000/day.")
         identifiers = split_names(configurations)
         if not identifiers and not admin:

@@ -1,8 +1,10 @@
 """`manage.py screen --configuration X FILE|-`: screen a text as POST /api/v1/screenings would (SPEC §11.3).
 
-Exit status: 0 allowed, 1 allowed with hints, 2 blocked, 3 error (bad input, unknown configuration).
+Exit status: 0 allowed, 1 allowed with hints, 2 blocked, 3 error (bad input, unknown configuration,
+or anything unexpected: the error shape on stdout, the trace in the log).
 """
 import json
+import logging
 import sys
 
 from django.core.management.base import BaseCommand
@@ -16,6 +18,8 @@ from governance.screening import KINDS
 EXIT_CODES = {"allowed": 0, "allowed_with_hints": 1, "blocked": 2}
 EXIT_ERROR = 3
 ACTOR = "cli"
+
+logger = logging.getLogger("gavel.cli")
 
 
 def _messages(errors) -> dict:
@@ -46,7 +50,14 @@ class Command(BaseCommand):
         parser.add_argument("--site", default="")
         parser.add_argument("--language", default="")
 
-    def handle(self, *args, file, configuration, also, text_format, kind, site, language, **options):
+    def handle(self, *args, **options):
+        try:
+            self.screen(**options)
+        except Exception:
+            logger.exception("screen failed")
+            self.fail(error_body("server_error", "Gavel could not complete the screening; it has been logged."))
+
+    def screen(self, *, file, configuration, also, text_format, kind, site, language, **options):
         try:
             text = self.read(file, options.get("stdin"))
         except (OSError, UnicodeDecodeError) as exc:
