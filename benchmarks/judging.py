@@ -144,7 +144,7 @@ def screening_rows(requests: int) -> dict:
             return wrapper
 
         llm.complete = timed(llm.complete, "call")
-        completions._count_request = timed(completions._count_request, "writes")
+        completions.claim_request = timed(completions.claim_request, "writes")
         completions._count_usage = timed(completions._count_usage, "writes")
 
         def measured(mode: str) -> tuple[float, float, float]:

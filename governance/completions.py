@@ -12,7 +12,7 @@ import time
 from dataclasses import dataclass, field
 from decimal import Decimal
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
@@ -44,18 +44,32 @@ def over_budget(configuration: Configuration) -> str | None:
     return None
 
 
-def _count_request(configuration: Configuration) -> None:
+def claim_request(configuration: Configuration):
+    """Count one request against today's caps, atomically; return the day, or None when over a cap.
+
+    One conditional UPDATE both checks and counts, so parallel calls cannot all
+    slip under a cap: the row is only incremented while every cap still has room.
+    """
     day = timezone.localdate()
-    with transaction.atomic():
-        updated = UsageDay.objects.filter(configuration=configuration, day=day).update(requests=F("requests") + 1)
-        if not updated:
-            row, created = UsageDay.objects.get_or_create(configuration=configuration, day=day, defaults={"requests": 1})
-            if not created:
-                UsageDay.objects.filter(pk=row.pk).update(requests=F("requests") + 1)
+    if not UsageDay.objects.filter(configuration=configuration, day=day).exists():
+        try:
+            with transaction.atomic():
+                UsageDay.objects.create(configuration=configuration, day=day)
+        except IntegrityError:
+            pass  # another process made today's row first
+    rows = UsageDay.objects.filter(configuration=configuration, day=day)
+    if configuration.budget_daily_requests:
+        rows = rows.filter(requests__lt=configuration.budget_daily_requests)
+    if configuration.budget_daily_tokens:
+        rows = rows.filter(tokens__lt=configuration.budget_daily_tokens)
+    if configuration.budget_daily_cost:
+        rows = rows.filter(cost__lt=configuration.budget_daily_cost)
+    return day if rows.update(requests=F("requests") + 1) else None
 
 
-def _count_usage(configuration: Configuration, tokens: int, cost: float) -> None:
-    UsageDay.objects.filter(configuration=configuration, day=timezone.localdate()).update(
+def _count_usage(configuration: Configuration, day, tokens: int, cost: float) -> None:
+    """Add tokens and cost to the day the request was counted on (not the day it ended)."""
+    UsageDay.objects.filter(configuration=configuration, day=day).update(
         tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6)))
     )
 
@@ -130,20 +144,21 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
     """
     from judging.llm import ProviderError, complete
 
-    cap = over_budget(configuration)
-    if cap:
-        raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
     for candidate in chain_of(configuration):
-        if candidate is not configuration and over_budget(candidate):
-            continue
         left = None
         if deadline is not None:
             left = deadline - time.monotonic()
             if left <= 0:
                 raise ProviderTimedOut(_("Every provider of the chain timed out."))
-        _count_request(candidate)
+        day = claim_request(candidate)
+        if day is None:
+            if candidate is configuration:
+                # Refused before any provider is asked (SPEC §2.2).
+                raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
+                                    correlation_id=correlation_id, actor=actor)
+            continue  # a fallback over its own cap is skipped
         try:
             reply = complete(
                 model_target(candidate, left),
@@ -160,7 +175,7 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
                     _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}
                 ) from exc
             continue
-        _count_usage(candidate, reply.usage.get("total_tokens", 0), reply.cost)
+        _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost)
         return reply, candidate
     _raise_chain_failure(errors)
 
@@ -244,15 +259,18 @@ def open_stream(call: PreparedCall):
     """Start the stream, falling back until a provider sends its first chunk.
 
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
-    returns (handle, first chunk, serving configuration).
+    returns (handle, iterator, first chunk, serving configuration, usage day).
     """
     from judging.llm import ProviderError, stream
 
     errors = []
     for candidate in chain_of(call.configuration):
-        if candidate is not call.configuration and over_budget(candidate):
+        day = claim_request(candidate)
+        if day is None:
+            if candidate is call.configuration:
+                raise refuse_budget(candidate, over_budget(candidate) or "daily_requests",
+                                    correlation_id=call.correlation_id, actor=call.actor)
             continue
-        _count_request(candidate)
         try:
             handle = stream(
                 model_target(candidate), _messages_for(candidate, call.messages),
@@ -265,7 +283,7 @@ def open_stream(call: PreparedCall):
             if not exc.retryable:
                 raise ProviderFailed(_("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}) from exc
             continue
-        return handle, iterator, first, candidate
+        return handle, iterator, first, candidate, day
     _raise_chain_failure(errors)
 
 
@@ -274,7 +292,7 @@ def stream_events(call: PreparedCall, opened=None):
     from governance.redaction import StreamRedactor
     from judging.llm import ProviderError
 
-    handle, iterator, first, served = opened or open_stream(call)
+    handle, iterator, first, served, day = opened or open_stream(call)
     held = holds_stream(call)
     redactor = StreamRedactor()
     parts: list[str] = []
@@ -290,23 +308,23 @@ def stream_events(call: PreparedCall, opened=None):
             rest = redactor.flush()
             if rest:
                 yield sse("delta", {"text": rest})
-    except ProviderError as exc:
-        # After the first chunk there is no fallback: report and end.
-        logger.warning("stream failed after it started: %s", exc.reason)
-        error = {"code": "provider_timeout" if exc.timeout else "provider_error",
-                 "message": _("The provider stopped while streaming."), "fields": {}}
-        yield sse("error", {"error": error})
-        yield sse("done", {"id": call.correlation_id, "outcome": "blocked" if held else "allowed",
-                           "checks": [], "hints": [], "block": None,
-                           "verification": {"status": "not_applicable", "checks": []}, "tool_calls": [],
-                           "policy_version": call.policy_version,
-                           # `done` always names who served (SPEC §8.1); the totals never arrived.
-                           "completion": {"provider": served.provider.name, "model": served.model,
-                                          "usage": {}, "cost": 0.0}})
+        reply = handle.reply
+        _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
+        screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)),
+                                 call.facts(served.provider))
+    except Exception as exc:
+        # After the first chunk there is no fallback, and the text was not
+        # screened whole: say so, and still end with `done` (SPEC §8.1).
+        timed_out = getattr(exc, "timeout", False)
+        if isinstance(exc, ProviderError):
+            logger.warning("stream failed after it started: %s", exc.reason)
+            code, message = ("provider_timeout" if timed_out else "provider_error"), _("The provider stopped while streaming.")
+        else:
+            logger.exception("screening a stream failed (request %s)", call.correlation_id)
+            code, message = "server_error", _("Gavel could not finish screening the stream; it has been logged.")
+        yield sse("error", {"error": {"code": code, "message": message, "fields": {}}})
+        yield sse("done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings)))
         return
-    reply = handle.reply
-    _count_usage(served, reply.usage.get("total_tokens", 0), reply.cost)
-    screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), call.facts(served.provider))
     body = screening.as_response(call.policy_version)
     body["completion"] = _completion_info(reply, served)
     text = body.pop("text", None)
@@ -323,6 +341,36 @@ def stream_events(call: PreparedCall, opened=None):
             # refused): its proposed tool calls are not returned, and it says so.
             yield sse("blocked", {"block": body["block"]})
     yield sse("done", body)
+
+
+def _unfinished_stream_body(call: PreparedCall, served: Configuration, held: bool, *, redacted: bool) -> dict:
+    """The `done` of a stream that broke off: nothing after redaction was checked.
+
+    A held stream delivered nothing, so it ends blocked with a block that says
+    why; a live stream delivered its (redacted) deltas, which no later check saw:
+    a "not checked" hint, as SPEC §4 handles a check that could not run.
+    """
+    reason = "stream_error"
+    message = str(_("The answer broke off while streaming, so it was not checked."))
+    checks = [{"check": "secret_redaction", "result": "skipped" if held else ("redacted" if redacted else "passed"),
+               **({"reason": reason} if held else {})}]
+    checks += [{"check": name, "result": "not_checked", "reason": reason}
+               for name in ("term_list", "pattern_rules", "citations", "rules_judge")]
+    body = {"id": call.correlation_id, "policy_version": call.policy_version,
+            "outcome": "blocked" if held else "allowed_with_hints"}
+    if held:
+        body["hints"] = []
+        body["block"] = {"check": "stream", "message": message, "stored_message": message}
+    else:
+        body["tool_calls"] = []
+        body["hints"] = [{"check": "stream", "type": "not_checked", "reason": reason, "passage": None,
+                          "start": None, "end": None, "message": message}]
+        body["block"] = None
+    body["verification"] = {"status": "not_applicable", "checks": []}
+    body["checks"] = checks
+    # `done` always names who served (SPEC §8.1); the provider's totals never arrived.
+    body["completion"] = {"provider": served.provider.name, "model": served.model, "usage": {}, "cost": 0.0}
+    return body
 
 
 def _chain(*iterables):

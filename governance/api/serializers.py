@@ -136,6 +136,10 @@ class HintSerializer(serializers.Serializer):
     rule = serializers.DictField(required=False)
     list = serializers.CharField(required=False)
     terms = serializers.ListField(child=serializers.CharField(), required=False)
+    missing = serializers.ListField(child=serializers.CharField(), required=False,
+                                    help_text="Required terms missing, on a forbidden-term hint of the same list.")
+    tool_call = serializers.IntegerField(required=False, help_text="Index of the tool call the hint is about.")
+    argument = serializers.CharField(required=False, help_text="Path of the argument inside that tool call.")
     passage = serializers.CharField(allow_null=True)
     start = serializers.IntegerField(allow_null=True)
     end = serializers.IntegerField(allow_null=True)

@@ -281,3 +281,28 @@ def test_a_streamed_tool_call_comes_back_in_done(api, provider_server):
     [call] = done_of(events)["tool_calls"]
     assert call["name"] == "save_article"
     assert OPENAI_KEY not in json.dumps(events)
+
+
+def test_a_live_stream_that_breaks_off_ends_with_a_not_checked_hint(api, provider_server, backup):
+    provider_server.script([{"stream_chunks": ["One ", "two ", "three."], "fail_after": 1, "for_model": "test-model"}])
+    done = done_of(events_of(stream(api)))
+    assert done["outcome"] == "allowed_with_hints"
+    assert done["block"] is None
+    [hint] = done["hints"]
+    assert hint["type"] == "not_checked" and hint["reason"] == "stream_error"
+    # Every step is listed once, and none claims to have passed what it never saw.
+    assert [c["check"] for c in done["checks"]] == [
+        "secret_redaction", "term_list", "pattern_rules", "citations", "rules_judge"]
+    assert all(c["result"] == "not_checked" for c in done["checks"][1:])
+
+
+def test_a_held_stream_that_breaks_off_is_blocked_with_a_reason_and_no_text(api, provider_server, configuration, backup):
+    configuration.rule_mode = "block"
+    configuration.save()
+    provider_server.script([{"stream_chunks": ["One ", "two ", "three."], "fail_after": 1, "for_model": "test-model"}])
+    events = events_of(stream(api))
+    assert "delta" not in [name for name, _ in events]
+    done = done_of(events)
+    assert done["outcome"] == "blocked"
+    assert done["block"]["check"] == "stream" and done["block"]["stored_message"]
+    assert "tool_calls" not in done and "text" not in done
