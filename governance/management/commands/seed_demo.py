@@ -106,7 +106,7 @@ class Command(BaseCommand):
             logins = [
                 ("admin", self.ensure_user("admin", superuser=True), "administrator: every field, /admin/"),
                 ("policy-editor", self.ensure_policy_editor(), "policy editor: term lists, snippets, configurations"),
-                ("editor", self.ensure_editor(), "reviewer: group editors, /review/"),
+                ("editor", self.ensure_editor(), "reviewer: group editors; the review UI (/review/) is not built yet"),
             ]
             token = self.ensure_consumer()
 
