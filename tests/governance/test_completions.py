@@ -20,25 +20,6 @@ USER = [{"role": "user", "content": "Write one line about the harbour."}]
 AWS_KEY = "AKIA" + "IOSFODNN7EXAMPLE"
 
 
-@pytest.fixture(autouse=True)
-def provider_key(monkeypatch):
-    # The openai route refuses to send a request without a key; the server ignores it.
-    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key")
-
-
-@pytest.fixture
-def backup(db, provider_server, configuration):
-    """A second provider on the same server, and `newsroom` falling back to a configuration on it."""
-    provider = Provider.objects.create(
-        name="fallback-test", kind="chat", route="openai", api_base=provider_server.base_url,
-        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
-    )
-    fallback = Configuration.objects.create(identifier="newsroom-backup", provider=provider, model="backup-model")
-    configuration.fallbacks = ["newsroom-backup"]
-    configuration.save()
-    return fallback
-
-
 def complete(api, **body):
     body.setdefault("configuration", "newsroom")
     body.setdefault("messages", USER)

@@ -14,23 +14,6 @@ OPENAI_KEY = "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4"
 FORTY_WORDS = " ".join(f"word{i}" for i in range(40))
 
 
-@pytest.fixture(autouse=True)
-def provider_key(monkeypatch):
-    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key")
-
-
-@pytest.fixture
-def backup(db, provider_server, configuration):
-    provider = Provider.objects.create(
-        name="fallback-test", kind="chat", route="openai", api_base=provider_server.base_url,
-        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
-    )
-    fallback = Configuration.objects.create(identifier="newsroom-backup", provider=provider, model="backup-model")
-    configuration.fallbacks = ["newsroom-backup"]
-    configuration.save()
-    return fallback
-
-
 @pytest.fixture
 def rules(db, provider, configuration):
     """`newsroom` with a two-rule set and a chat judge on the same provider server."""
