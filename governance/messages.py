@@ -13,7 +13,6 @@ NOT_CHECKED_REASONS = {
     "no_judge": _("no judge is configured"),
     "zone": _("no judge may read this text (trust zone)"),
     "uncertain": _("the judge was not confident enough"),
-    "not_available": _("this check is not available in this version of Gavel"),
 }
 
 TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")

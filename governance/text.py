@@ -36,26 +36,28 @@ class NotJSON(ValueError):
     """The text of a `json` output does not parse."""
 
 
+def _decoded_strings(node, *, keys: bool, found: list[str]) -> list[str]:
+    """Every string of a decoded JSON document in document order; object keys too when `keys`."""
+    if isinstance(node, str):
+        found.append(node)
+    elif isinstance(node, (dict, JSONObject)):
+        for key, value in (node.items() if isinstance(node, dict) else node):
+            if keys:
+                found.append(key)
+            _decoded_strings(value, keys=keys, found=found)
+    elif isinstance(node, list):
+        for item in node:
+            _decoded_strings(item, keys=keys, found=found)
+    return found
+
+
 def json_strings(text: str) -> list[str]:
     """String values of a JSON document in document order (keys are not values)."""
     try:
         document = json.loads(text)
     except (TypeError, ValueError) as exc:
         raise NotJSON(str(exc)) from exc
-    found: list[str] = []
-
-    def walk(node):
-        if isinstance(node, str):
-            found.append(node)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-        elif isinstance(node, dict):
-            for value in node.values():
-                walk(value)
-
-    walk(document)
-    return found
+    return _decoded_strings(document, keys=False, found=[])
 
 
 def json_text(text: str) -> str:
@@ -88,28 +90,7 @@ def json_search_text(text: str) -> str:
         document = load_json_members(text)
     except (TypeError, ValueError) as exc:
         raise NotJSON(str(exc)) from exc
-    found: list[str] = []
-
-    def walk(node):
-        if isinstance(node, str):
-            found.append(node)
-        elif isinstance(node, JSONObject):
-            for key, value in node:
-                found.append(key)
-                walk(value)
-        elif isinstance(node, list):
-            for item in node:
-                walk(item)
-
-    walk(document)
-    return "\n".join(found)
-
-
-def is_finished_text(text: str, *, kind: str, answer_of_tool_run: bool) -> bool:
-    """At least 30 words after markup removal, not an image description, not a tool run's answer."""
-    if kind == "image_description" or answer_of_tool_run:
-        return False
-    return count_words(text) >= FINISHED_TEXT_MIN_WORDS
+    return "\n".join(_decoded_strings(document, keys=True, found=[]))
 
 
 def argument_strings(arguments, path: str = "", *, keys: bool = False) -> list[tuple[str, str]]:
