@@ -110,7 +110,17 @@ def _lower(text: str) -> str:
 
 
 def _collapse_ws(text: str) -> str:
-    """Every white-space run as one space; str.split() does it at C speed (re.sub is 4x slower)."""
+    """Every white-space run as one space."""
+    # Most texts hold no white space but ' ', '\n', '\r' and '\t'.  Turning those into spaces and
+    # halving double spaces is a few C-speed passes; str.isprintable() (False for every white-space
+    # character but ' ' and for every format character) proves nothing else is there.
+    flat = text.replace("\n", " ").replace("\r", " ").replace("\t", " ")
+    if flat.isprintable():
+        while "  " in flat:
+            flat = flat.replace("  ", " ")
+        return flat
+    # Otherwise str.split() knows every white-space character and still runs at C speed (re.sub is
+    # 4x slower).
     words = text.split()
     if not words:
         return " " if text else ""
@@ -122,6 +132,8 @@ def _collapse_ws(text: str) -> str:
 
 def _without_format_chars(text: str) -> tuple[str, bool]:
     """`text` with format characters dropped, and whether it holds white space other than ' '."""
+    if text.isprintable():  # neither format characters nor white space other than ' '
+        return text, False
     odd_space = False
     # Texts hold few distinct odd characters: one C-speed search finds them, then str.replace per
     # distinct character (re.sub would pay per occurrence).

@@ -19,6 +19,7 @@ from termlists.matcher import (
     parse_terms,
     validate_term,
 )
+from termlists.matcher import _collapse_ws  # its two paths are tested directly
 
 ZWSP = "\u200b"
 SHY = "\u00ad"
@@ -408,3 +409,17 @@ def test_parse_terms_is_idempotent(lines):
     once = parse_terms(lines)
     assert parse_terms(once) == once
     assert all(term == term.strip() and term for term in once)
+
+
+@settings(max_examples=1000, deadline=None)
+@given(st.text(st.sampled_from(list("ab \n\r\t\u00a0\u2028\u3000\x0b\x1c\u200b\u00ad")), max_size=12))
+def test_white_space_runs_collapse_alike_on_fast_and_slow_path(text):
+    # _collapse_ws takes a shortcut for texts whose only white space is ' ', '\n', '\r' and '\t';
+    # both paths must give what a plain reading of "every run becomes one space" gives.
+    expected, previous_space = [], False
+    for char in text:
+        space = char.isspace()
+        if not (space and previous_space):
+            expected.append(" " if space else char)
+        previous_space = space
+    assert _collapse_ws(text) == "".join(expected)
