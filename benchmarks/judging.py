@@ -25,12 +25,13 @@ import json
 import os
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from benchmarks.inprocess import consumer_client, screening_timer, setup_django  # noqa: E402
 
 MODEL = "gpt-4o-mini"
 TARGET = 250
@@ -82,24 +83,13 @@ def token_rows() -> list[dict]:
 
 # --- 2. time ---
 def screening_rows(requests: int) -> dict:
-    workdir = tempfile.mkdtemp(prefix="gavel-bench-judging-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("GAVEL_TESTING", "1")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "governance.settings"
     os.environ["GAVEL_BENCH_KEY"] = "bench-key"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.test import Client
-
-    from governance.models import Configuration, Consumer, Provider
+    setup_django("gavel-bench-judging-")
+    from governance.models import Configuration, Provider
     from judging import llm
     from snippets.models import Snippet
     from tests.provider_server import ProviderServer
 
-    call_command("migrate", verbosity=0)
     server = ProviderServer().start()
     server.set_default({"text": '{"violations": []}'})  # every judge call: an instant allow
     try:
@@ -112,21 +102,8 @@ def screening_rows(requests: int) -> dict:
         for mode in modes:
             Configuration.objects.create(identifier=mode, provider=provider, model="m", rule_mode=mode,
                                          rule_tags=["style"], rule_judges=[judge.identifier])
-        consumer = Consumer(name="bench", throttle_rate="1000000/min")
-        token = consumer.issue_token()
-        consumer.save()
-        consumer.configurations.set(Configuration.objects.filter(identifier__in=modes))
-        client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-        text = text_of(60)
-
-        def post(mode: str) -> float:
-            body = {"text": text, "configuration": mode}
-            start = time.perf_counter()
-            response = client.post("/api/v1/screenings", body, content_type="application/json")
-            elapsed = time.perf_counter() - start
-            assert response.status_code == 200, response.content
-            assert response.json()["outcome"] == "allowed", response.json()
-            return elapsed
+        post = screening_timer(consumer_client(Configuration.objects.filter(identifier__in=modes)),
+                               text_of(60))
 
         # Timed inside the pipeline, as it happens: the judge's provider call, and the completion
         # service's usage/budget writes (counted before the call, tokens and cost after it).

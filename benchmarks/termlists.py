@@ -22,7 +22,6 @@ import random
 import re
 import statistics
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -30,6 +29,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 import ahocorasick  # noqa: E402
+
+from benchmarks.inprocess import consumer_client, screening_timer, setup_django  # noqa: E402
 
 from termlists.matcher import TermMatcher  # noqa: E402
 
@@ -228,44 +229,20 @@ def plant(text: str, terms: list[str], rng: random.Random) -> str:
 # --- the API overhead ---
 def api_overhead(rng: random.Random, requests: int = 200) -> dict:
     """Median of POST /api/v1/screenings with one 1,000-term list vs none, in-process, side by side."""
-    workdir = tempfile.mkdtemp(prefix="gavel-bench-")
-    os.environ["DATABASE_URL"] = f"sqlite:///{workdir}/bench.sqlite3"
-    os.environ.setdefault("GAVEL_TESTING", "1")
-    os.environ.setdefault("LOG_LEVEL", "WARNING")
-    os.environ["DJANGO_SETTINGS_MODULE"] = "governance.settings"
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-    from django.test import Client
-
-    from governance.models import Configuration, Consumer, Provider
+    setup_django("gavel-bench-")
+    from governance.models import Configuration, Provider
     from termlists.models import TermList
 
-    call_command("migrate", verbosity=0)
     provider = Provider.objects.create(name="bench", route="openai")
     with_list = Configuration.objects.create(identifier="with-list", provider=provider, model="m")
     without = Configuration.objects.create(identifier="without-list", provider=provider, model="m")
     term_list = TermList.objects.create(name="Bench", forbidden="\n".join(make_terms(1_000, rng)))
     term_list.configurations.set([with_list])
-    consumer = Consumer(name="bench", throttle_rate="1000000/min")
-    token = consumer.issue_token()
-    consumer.save()
-    consumer.configurations.set([with_list, without])
 
     # A 2 KB text of words no list term is (every term has two syllables or more; these have one),
     # so both requests are delivered and the difference is the term-list step alone.
     text = " ".join(rng.choice(SYLLABLES) for _ in range(700))[:2048].rsplit(" ", 1)[0]
-    client = Client(HTTP_AUTHORIZATION=f"Bearer {token}")
-
-    def post(identifier: str) -> float:
-        body = {"text": text, "configuration": identifier}
-        start = time.perf_counter()
-        response = client.post("/api/v1/screenings", body, content_type="application/json")
-        elapsed = time.perf_counter() - start
-        assert response.status_code == 200, response.content
-        assert response.json()["outcome"] == "allowed", response.json()
-        return elapsed
+    post = screening_timer(consumer_client([with_list, without]), text)
 
     for _ in range(20):  # warm up: imports, the compiled list, connection
         post("with-list"), post("without-list")

@@ -58,8 +58,8 @@ class ProviderTimedOut(GavelAPIError):
     default_code = "provider_timeout"
 
 
-def _flatten(detail) -> dict:
-    """DRF's nested error detail → {"field.path": ["message", ...]}."""
+def field_messages(detail) -> dict:
+    """DRF's nested error detail → {"field.path": ["message", ...]} (the error shape's `fields`)."""
     fields: dict[str, list[str]] = {}
 
     def walk(node, path):
@@ -103,7 +103,7 @@ def exception_handler(exc, context):
         body = error_body(exc.error_code, str(exc.detail), exc.fields)
         return Response(body, status=exc.status_code)
     if isinstance(exc, exceptions.ValidationError):
-        fields = _flatten(exc.detail)
+        fields = field_messages(exc.detail)
         return Response(error_body("invalid", "The request has invalid fields.", fields), status=400)
     if isinstance(exc, exceptions.ParseError):
         return Response(error_body("malformed", f"The body is not valid JSON: {exc.detail}"), status=400)

@@ -1,10 +1,9 @@
 """`manage.py import_policy FILE|-`: import a policy document (SPEC §11.2)."""
-import sys
-
 import yaml
 from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
+from governance.management import read_input
 
 
 class Command(BaseCommand):
@@ -22,7 +21,10 @@ class Command(BaseCommand):
                             help="remove records of the sections in the file that the file no longer names")
 
     def handle(self, *args, file, dry_run, prune, **options):
-        text = self.read(file, options.get("stdin"))
+        try:
+            text = read_input(file, options.get("stdin"))
+        except (OSError, UnicodeDecodeError) as exc:
+            raise CommandError(f"Cannot read {file}: {exc}") from exc
         try:
             document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
@@ -36,16 +38,6 @@ class Command(BaseCommand):
             count = sum(len(m) for m in exc.errors.values())
             raise CommandError(f"{count} error(s) in {file}; nothing was written.") from exc
         self.print_report(report)
-
-    @staticmethod
-    def read(file: str, stdin) -> str:
-        if file == "-":
-            return (stdin or sys.stdin).read()
-        try:
-            with open(file, encoding="utf-8") as handle:
-                return handle.read()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise CommandError(f"Cannot read {file}: {exc}") from exc
 
     def print_report(self, report: policy.ImportReport) -> None:
         verbs = ("Created", "Changed", "Removed")

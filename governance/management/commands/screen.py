@@ -5,13 +5,13 @@ or anything unexpected: the error shape on stdout, the trace in the log).
 """
 import json
 import logging
-import sys
 
 from django.core.management.base import BaseCommand
 
 from governance import services
-from governance.api.errors import GavelAPIError
+from governance.api.errors import GavelAPIError, field_messages
 from governance.api.serializers import ScreeningRequestSerializer
+from governance.management import read_input
 from governance.middleware import error_body
 from governance.screening import KINDS
 
@@ -20,18 +20,6 @@ EXIT_ERROR = 3
 ACTOR = "cli"
 
 logger = logging.getLogger("gavel.cli")
-
-
-def _messages(errors) -> dict:
-    """A serializer's errors as {"field": ["message", ...]} (the API's `fields`)."""
-    fields = {}
-    for key, value in errors.items():
-        if isinstance(value, dict):
-            for inner, messages in _messages(value).items():
-                fields[f"{key}.{inner}"] = messages
-        else:
-            fields[key] = [str(m) for m in (value if isinstance(value, list) else [value])]
-    return fields
 
 
 class Command(BaseCommand):
@@ -59,7 +47,7 @@ class Command(BaseCommand):
 
     def screen(self, *, file, configuration, also, text_format, kind, site, language, **options):
         try:
-            text = self.read(file, options.get("stdin"))
+            text = read_input(file, options.get("stdin"))
         except (OSError, UnicodeDecodeError) as exc:
             self.fail(error_body("unreadable", f"Cannot read {file}: {exc}"))
         data = {
@@ -73,7 +61,7 @@ class Command(BaseCommand):
         }
         serializer = ScreeningRequestSerializer(data=data)
         if not serializer.is_valid():
-            self.fail(error_body("invalid", "The input has invalid fields.", _messages(serializer.errors)))
+            self.fail(error_body("invalid", "The input has invalid fields.", field_messages(serializer.errors)))
         try:
             screening, version = services.screen(
                 serializer.validated_data, consumer=None, actor=ACTOR, reader_language=None
@@ -85,13 +73,6 @@ class Command(BaseCommand):
         code = EXIT_CODES[body["outcome"]]
         if code:
             raise SystemExit(code)
-
-    @staticmethod
-    def read(file: str, stdin) -> str:
-        if file == "-":
-            return (stdin or sys.stdin).read()
-        with open(file, encoding="utf-8") as handle:
-            return handle.read()
 
     def fail(self, body: dict):
         self.stdout.write(json.dumps(body, ensure_ascii=False, indent=2, default=str))
