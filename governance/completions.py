@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from governance import services
 from governance.api.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, PolicyVersion, UsageDay
-from governance.screening import CallFacts, Output, ToolCall, run_pipeline, write_events
+from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.completions")
 
@@ -355,7 +355,7 @@ def _unfinished_stream_body(call: PreparedCall, served: Configuration, held: boo
     checks = [{"check": "secret_redaction", "result": "skipped" if held else ("redacted" if redacted else "passed"),
                **({"reason": reason} if held else {})}]
     checks += [{"check": name, "result": "not_checked", "reason": reason}
-               for name in ("term_list", "pattern_rules", "citations", "rules_judge")]
+               for name in STEP_CHECK_NAMES.values() if name != "secret_redaction"]
     body = {"id": call.correlation_id, "policy_version": call.policy_version,
             "outcome": "blocked" if held else "allowed_with_hints"}
     if held:

@@ -3,6 +3,8 @@
 Messages are rendered from policy facts in the reader's language; the
 governance log keeps only the facts.
 """
+from contextlib import nullcontext
+
 from django.utils import translation
 from django.utils.translation import gettext_lazy as _
 
@@ -13,6 +15,8 @@ NOT_CHECKED_REASONS = {
     "no_judge": _("no judge is configured"),
     "zone": _("no judge may read this text (trust zone)"),
     "uncertain": _("the judge was not confident enough"),
+    "budget": _("the judge's configuration has reached its budget for today"),
+    "injection": _("the text imitates the markers that separate it from the judge's instructions"),
 }
 
 TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")
@@ -30,15 +34,10 @@ SECRETS_REDACTED = _("%(count)d secret-shaped value(s) were masked.")
 
 def render(message, language: str | None = None, **facts) -> str:
     """Render a message constant with facts, in `language` (or the active language)."""
-    if language:
-        with translation.override(language):
-            return str(message) % facts if facts else str(message)
-    return str(message) % facts if facts else str(message)
+    with translation.override(language) if language else nullcontext():
+        return str(message) % facts if facts else str(message)
 
 
 def reason_text(reason: str, language: str | None = None) -> str:
-    text = NOT_CHECKED_REASONS.get(reason, reason)
-    if language:
-        with translation.override(language):
-            return str(text)
-    return str(text)
+    """Why a check could not run, in `language`; an unknown reason is shown as its code."""
+    return render(NOT_CHECKED_REASONS.get(reason, reason), language)

@@ -29,11 +29,8 @@ class ChainResult:
     @property
     def reason(self) -> str | None:
         """Why the chain did not decide: the first judge's reason (the chain's own judge), or no_judge."""
-        if self.choice != PASS:
-            return None
-        if not self.decisions:
-            return "no_judge"
-        return self.decisions[0].reason or "error"
+        reasons = self.reasons
+        return reasons[0] if reasons else None
 
     @property
     def reasons(self) -> list[str]:

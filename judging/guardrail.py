@@ -134,18 +134,13 @@ def _findings(screening, configuration, result: ChainResult, mode: str, text: st
     for finding in findings:
         hint = {
             "check": CHECK, "type": "violation", "configuration": configuration.identifier,
-            "rule": _rule_fact(finding), "passage": finding.passage,
+            "rule": finding.rule.as_fact(), "passage": finding.passage,
             "message": _violation_message(finding, language, with_passage=True, quote_limit=None),
         }
         hint.update(_place(screening, finding, text))
         screening.add_hint(hint)
     screening.record("reported", CHECK, detail, configuration=configuration, mode=mode)
     return "reported"
-
-
-def _rule_fact(finding: Finding) -> dict:
-    rule = finding.rule
-    return {"number": rule.number, "line": rule.line, "snippet": rule.snippet, "line_no": rule.line_no}
 
 
 def _quote(passage: str, limit: int | None) -> str:
@@ -193,7 +188,7 @@ def _place(screening, finding: Finding, judged_text: str) -> dict:
 # --- what a failed check does (SPEC §4) ---
 def _failed_check(screening, configuration, result: ChainResult, mode: str) -> str:
     language = screening.facts.reader_language
-    reason_words = "; ".join(messages.reason_text(reason, language) for reason in result.reasons)
+    reason_words = "; ".join(core.reason_text(reason, language) for reason in result.reasons)
     facts = {"configuration": configuration.identifier, "reason": reason_words}
     detail = _detail(result, ())
     if mode == "block" and configuration.rule_default != "allow":
@@ -227,7 +222,7 @@ def _detail(result: ChainResult, findings) -> dict:
         for finding in findings:
             if finding.rule.number not in seen:
                 seen.add(finding.rule.number)
-                rules.append(_rule_fact(finding))
+                rules.append(finding.rule.as_fact())
         detail["rules"] = rules
         detail["snippets"] = sorted({rule["snippet"] for rule in rules})
     return detail

@@ -1,7 +1,7 @@
 """Judges (SPEC §6.2–6.4): one interface, one implementation per provider kind.
 
 A judge reads a rule set and a text and answers allow, deny or pass. Chat judges
-(§6.3) live here; the decision judges of §6.4 plug in with `register("decision", …)`.
+(§6.3) live here; the decision judges of §6.4 take the "decision" entry of `_FACTORIES`.
 Until they do, a decision configuration in a chain passes with reason `no_judge`.
 """
 from __future__ import annotations
@@ -83,8 +83,6 @@ class NotAsked:
 class ChatJudge:
     """A chat model asked once (SPEC §6.3): temperature 0, a JSON-schema answer, no repair, no retry."""
 
-    kind = "chat"
-
     def __init__(self, configuration):
         self.configuration = configuration
         self.identifier = configuration.identifier
@@ -146,11 +144,6 @@ _FACTORIES: dict[str, JudgeFactory] = {
     # SPEC §6.4 replaces this with its DecisionJudge; until then such a judge cannot be asked.
     "decision": lambda configuration: NotAsked(configuration.identifier, "no_judge"),
 }
-
-
-def register(kind: str, factory: JudgeFactory) -> None:
-    """Make configurations whose provider is of `kind` judge through `factory(configuration)`."""
-    _FACTORIES[kind] = factory
 
 
 def judge_for(configuration) -> Judge:

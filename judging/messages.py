@@ -3,16 +3,7 @@
 The common ones (a violated rule, "not checked") stay in `governance.messages`; these are
 the judging-only additions. Render them with `governance.messages.render`.
 """
-from django.utils import translation
 from django.utils.translation import gettext_lazy as _
-
-from governance import messages as core
-
-# Failure reasons governance.messages does not name.
-REASONS = {
-    "budget": _("the judge's configuration has reached its budget for today"),
-    "injection": _("the text imitates the markers that separate it from the judge's instructions"),
-}
 
 # Appended to a "not checked" hint when block mode let the text through (rule_default: allow).
 RULES_FAILED_OPEN = _("An administrator chose to deliver texts whose rules could not be checked.")
@@ -33,12 +24,3 @@ WARN_DECISION_JUDGE = _(
 )
 WARN_NO_JUDGES = _("%(configuration)s checks rules (mode %(mode)s) but names no judge, so its rules are never checked.")
 
-
-def reason_text(reason: str, language: str | None = None) -> str:
-    """A failure reason in the reader's language, from either message table."""
-    if reason in REASONS:
-        if language:
-            with translation.override(language):
-                return str(REASONS[reason])
-        return str(REASONS[reason])
-    return core.reason_text(reason, language)

@@ -33,16 +33,9 @@ class RuleSet:
     def __bool__(self) -> bool:
         return bool(self.rules)
 
-    def __len__(self) -> int:
-        return len(self.rules)
-
     @property
     def numbers(self) -> frozenset[int]:
         return frozenset(rule.number for rule in self.rules)
-
-    @property
-    def snippets(self) -> tuple[str, ...]:
-        return tuple(identifier for identifier, _ in self.data_classes)
 
     def rule(self, number: int) -> Rule:
         return self.rules[number - 1]

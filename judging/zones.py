@@ -78,7 +78,3 @@ def may_read(judge_zone: str | None, text_zone: str) -> bool:
     """A judge never reads text in a less trusted place than where it was written."""
     return zone_rank(judge_zone) <= zone_rank(text_zone)
 
-
-def may_judge(judge_zone: str | None, text_zone: str, data_classes: Iterable[str]) -> bool:
-    """Both tests of SPEC §7: the judge's zone is at least as trusted, and it admits every data class."""
-    return may_read(judge_zone, text_zone) and admits(judge_zone, data_classes)

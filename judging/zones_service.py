@@ -41,13 +41,16 @@ def refusal(judge_configuration, written: str, rule_set) -> dict | None:
     written; {"judge_zone", "data_class", "snippet"} when its ceiling does not admit a
     snippet's declared data class.
     """
-    where = judging_zone(judge_configuration)
+    return next(_refusals(judging_zone(judge_configuration), written, rule_set), None)
+
+
+def _refusals(where: str, written: str, rule_set):
+    """Each reason a judge in zone `where` may not read a text written in `written` under `rule_set`."""
     if not zones.may_read(where, written):
-        return {"judge_zone": where, "text_zone": written}
+        yield {"judge_zone": where, "text_zone": written}
     for snippet, data_class in rule_set.data_classes:
         if zones.refused_data_classes(where, [data_class]):
-            return {"judge_zone": where, "data_class": data_class, "snippet": snippet}
-    return None
+            yield {"judge_zone": where, "data_class": data_class, "snippet": snippet}
 
 
 def zone_warnings(configuration) -> list[str]:
@@ -73,12 +76,7 @@ def zone_warnings(configuration) -> list[str]:
         judge = found.get(name)
         if judge is None:
             continue
-        where = judging_zone(judge)
-        facts = {"judge": name, "configuration": configuration.identifier, "judge_zone": where}
-        if not zones.may_read(where, written):
-            warnings.append(core.render(messages.WARN_ZONE, None, text_zone=written, **facts))
-        for snippet, data_class in rule_set.data_classes:
-            if zones.refused_data_classes(where, [data_class]):
-                warnings.append(core.render(messages.WARN_DATA_CLASS, None, data_class=data_class, snippet=snippet,
-                                            **facts))
+        for facts in _refusals(judging_zone(judge), written, rule_set):
+            message = messages.WARN_ZONE if "text_zone" in facts else messages.WARN_DATA_CLASS
+            warnings.append(core.render(message, None, judge=name, configuration=configuration.identifier, **facts))
     return warnings
