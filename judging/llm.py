@@ -169,10 +169,11 @@ def _litellm() -> Any:
         return _loaded
     with _load_lock:
         if _loaded is None:
-            # Both before the import: the price map is read from the package,
-            # and tokenizers/catalogs litellm would fetch on its own are not.
-            os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-            os.environ.setdefault("LITELLM_OFFLINE_MODE", "true")
+            # Both before the import, and set rather than defaulted (an environment saying False
+            # would make the import fetch over the network): the price map is read from the
+            # package, and tokenizers/catalogs litellm would fetch on its own are not.
+            os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
+            os.environ["LITELLM_OFFLINE_MODE"] = "true"
             import litellm
 
             litellm.suppress_debug_info = True  # no banners on stdout

@@ -217,6 +217,19 @@ def test_block_with_rule_default_allow_delivers_and_records_that_the_check_faile
     assert (event.decision, event.mode, event.detail["failed_open"]) == ("not_checked", "block", True)
 
 
+def test_in_report_mode_rule_default_allow_changes_nothing(api, ruled, provider_server):
+    # rule_default acts only in block mode (SPEC §4): report mode gives the plain "not checked" hint.
+    set_rules(ruled, "report", default="allow")
+    provider_server.script([{"for_model": JUDGE_MODEL, "status": 503}])
+    body = screen(api)
+    assert body["outcome"] == "allowed_with_hints"
+    (hint,) = body["hints"]
+    assert hint["message"] == "The rules of newsroom were not checked: the judge could not be reached."
+    (event,) = judge_events()
+    assert (event.decision, event.mode) == ("not_checked", "report")
+    assert "failed_open" not in event.detail
+
+
 def test_rule_default_allow_does_not_let_a_finding_through(api, ruled, provider_server):
     set_rules(ruled, "block", default="allow")
     provider_server.script([verdict((1, "Hey buddy"))])
@@ -404,6 +417,27 @@ def test_no_judge_request_for_a_text_under_30_words(api, ruled, provider_server)
     assert len(judge_requests(provider_server)) == 0
     screen(api, text=short + " thirty")
     assert len(judge_requests(provider_server)) == 1
+
+
+def test_in_a_tool_run_the_30_word_floor_applies_to_the_joined_write_arguments(api, ruled, provider_server):
+    words = TEXT.split()
+    calls = [{"name": "save_page", "arguments": {"title": " ".join(words[:10]), "body": " ".join(words[10:29])}}]
+    body = screen(api, text="Saved.", tool_calls=calls, offers_tools=True)
+    assert provider_server.requests == []
+    assert rules_check(body) == {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"}
+    calls[0]["arguments"]["body"] += " thirty"
+    provider_server.script([verdict()])
+    screen(api, text="Saved.", tool_calls=calls, offers_tools=True)
+    assert len(judge_requests(provider_server)) == 1
+
+
+@pytest.mark.parametrize("kind", ["queued_task", "field_fill"])
+def test_queued_tasks_and_field_fills_are_judged_whole(api, ruled, provider_server, kind):
+    provider_server.script([verdict()])
+    body = screen(api, kind=kind)
+    (request,) = judge_requests(provider_server)
+    assert f"\n{TEXT}\n" in request.body["messages"][1]["content"]
+    assert rules_check(body) == {"check": "rules_judge", "result": "passed"}
 
 
 @pytest.mark.parametrize("kind", ["image_description", "internal"])
@@ -658,6 +692,19 @@ def test_in_a_tool_run_a_report_hint_names_the_tool_call_and_argument(api, ruled
     (hint,) = body["hints"]
     assert (hint["tool_call"], hint["argument"], hint["start"], hint["end"]) == (0, "body", None, None)
     assert body["tool_calls"][0]["name"] == "save_page"
+
+
+def test_without_tools_a_passage_in_a_tool_argument_is_a_hint_on_that_call(api, ruled, provider_server):
+    # A call that offers no tools is judged whole, its tool arguments included (SPEC §8.2); a finding
+    # the answer does not hold points at the call and argument that do (SPEC §11.1).
+    calls = [{"name": "save_page", "arguments": {"title": "Offer", "body": "Hey buddy, grab it now."}}]
+    provider_server.script([verdict((1, "Hey buddy, grab it"), (2, "we ship your order tomorrow"))])
+    body = screen(api, text=TEXT.replace("Hey buddy, ", ""), tool_calls=calls)
+    in_argument, in_answer = body["hints"]
+    assert (in_argument["tool_call"], in_argument["argument"]) == (0, "body")
+    assert (in_argument["start"], in_argument["end"]) == (None, None)
+    assert "tool_call" not in in_answer
+    assert body["text"][in_answer["start"]:in_answer["end"]] == "we ship your order tomorrow"
 
 
 def test_in_a_tool_run_the_answer_text_is_not_judged(api, ruled, provider_server):

@@ -460,3 +460,16 @@ def test_importing_the_module_does_not_import_litellm():
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
 
     assert result.returncode == 0, result.stderr
+
+
+def test_litellm_always_reads_its_local_price_map_whatever_the_environment_says():
+    # An inherited LITELLM_LOCAL_MODEL_COST_MAP=False would make the import fetch the map over the
+    # network (about 5 s, and no outside host may be reached); Gavel sets it, it does not default it.
+    code = (
+        "import os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'False'; os.environ['LITELLM_OFFLINE_MODE'] = ''\n"
+        "from judging import llm; llm._litellm()\n"
+        "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], os.environ['LITELLM_OFFLINE_MODE'])"
+    )
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["True", "true"]
