@@ -26,13 +26,18 @@ logger = logging.getLogger("gavel.completions")
 
 
 # --- budget caps (SPEC §2.2) ---
-def over_budget(configuration: Configuration) -> str | None:
-    """The cap today's usage has reached, or None. 0 means no cap."""
-    caps = (
+def _caps(configuration: Configuration) -> tuple:
+    """(name, cap, UsageDay column) of each daily cap; a cap of 0 is no cap."""
+    return (
         ("daily_requests", configuration.budget_daily_requests, "requests"),
         ("daily_tokens", configuration.budget_daily_tokens, "tokens"),
         ("daily_cost", configuration.budget_daily_cost, "cost"),
     )
+
+
+def over_budget(configuration: Configuration) -> str | None:
+    """The cap today's usage has reached, or None. 0 means no cap."""
+    caps = _caps(configuration)
     if not any(cap for _, cap, _ in caps):
         return None
     usage = UsageDay.objects.filter(configuration=configuration, day=timezone.localdate()).first()
@@ -58,12 +63,9 @@ def claim_request(configuration: Configuration):
         except IntegrityError:
             pass  # another process made today's row first
     rows = UsageDay.objects.filter(configuration=configuration, day=day)
-    if configuration.budget_daily_requests:
-        rows = rows.filter(requests__lt=configuration.budget_daily_requests)
-    if configuration.budget_daily_tokens:
-        rows = rows.filter(tokens__lt=configuration.budget_daily_tokens)
-    if configuration.budget_daily_cost:
-        rows = rows.filter(cost__lt=configuration.budget_daily_cost)
+    for _name, cap, column in _caps(configuration):
+        if cap:
+            rows = rows.filter(**{f"{column}__lt": cap})
     return day if rows.update(requests=F("requests") + 1) else None
 
 

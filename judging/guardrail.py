@@ -12,7 +12,7 @@ from governance import messages as core
 from judging import messages, prompts, zones_service
 from judging.chain import ChainResult, run_chain
 from judging.judges import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked, judge_for
-from judging.rulesets import RuleSet, rule_set_for
+from judging.rulesets import RuleSet, rule_sets_for
 from judging.verdicts import find_passage
 
 logger = logging.getLogger("gavel.judging")
@@ -44,9 +44,12 @@ def judge_rules(screening) -> None:
     answered: dict[tuple, ChainResult] = {}
     outcomes: list[str] = []
     reasons: list[str] = []
-    for configuration in configurations:
+    rule_sets: list[RuleSet] | None = None
+    for index, configuration in enumerate(configurations):
         try:
-            rule_set = rule_set_for(configuration)
+            if rule_sets is None:  # read once for every configuration; a failure is each one's failed check
+                rule_sets = rule_sets_for(configurations)
+            rule_set = rule_sets[index]
             if not rule_set:
                 continue
             if forged:

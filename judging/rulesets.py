@@ -1,7 +1,7 @@
 """Rule sets (SPEC §6.1): a configuration's snippets, line by line, as numbered rules.
 
 Reads snippet records and returns plain data; the judges, the guardrail and the
-snippet admin all number rules through `rule_set_for`, so they cannot disagree.
+snippet admin all number rules through `rule_sets_for`, so they cannot disagree.
 `Rule` and `RuleSet` are plain data: importing them needs no Django (the chain is pure).
 """
 from __future__ import annotations
@@ -50,17 +50,12 @@ class RuleSet:
         return tuple((rule.number, rule.line) for rule in self.rules), self.data_classes
 
 
-def _snippets_for(tags) -> list:
+def _tagged(snippets, tags) -> list:
+    """The snippets carrying one of `tags`, in the library's order."""
     from governance.models import normalise_tags
-    from snippets.models import Snippet
 
     wanted = set(normalise_tags(tags))
-    if not wanted:
-        return []
-    # Whole-tag match in Python: JSON containment is not portable (SQLite lacks it), and the
-    # library is small. The order is the contract: sort, then identifier.
-    candidates = Snippet.objects.filter(is_active=True, hidden=False).order_by("sort", "identifier")
-    return [snippet for snippet in candidates if wanted & set(snippet.tags or ())]
+    return [snippet for snippet in snippets if wanted & set(snippet.tags or ())] if wanted else []
 
 
 def build_rule_set(configuration_identifier: str, snippets) -> RuleSet:
@@ -77,9 +72,23 @@ def build_rule_set(configuration_identifier: str, snippets) -> RuleSet:
     return RuleSet(configuration_identifier, tuple(rules), tuple(classes))
 
 
+def rule_sets_for(configurations) -> list[RuleSet]:
+    """The rule set of each configuration: active, not hidden snippets carrying one of its rule
+    tags. The snippet library is read once for all of them, and not at all when none has tags."""
+    from governance.models import normalise_tags
+    from snippets.models import Snippet
+
+    configurations = list(configurations)
+    library: list = []
+    if any(normalise_tags(c.rule_tags) for c in configurations):
+        # Whole-tag match in Python: JSON containment is not portable (SQLite lacks it), and the
+        # library is small. The order is the contract: sort, then identifier.
+        library = list(Snippet.objects.filter(is_active=True, hidden=False).order_by("sort", "identifier"))
+    return [build_rule_set(c.identifier, _tagged(library, c.rule_tags)) for c in configurations]
+
+
 def rule_set_for(configuration) -> RuleSet:
-    """The rule set of a configuration: active, not hidden snippets carrying one of its rule tags."""
-    return build_rule_set(configuration.identifier, _snippets_for(configuration.rule_tags))
+    return rule_sets_for([configuration])[0]
 
 
 def rule_numbering_for_snippet(snippet) -> list[tuple[str, list[tuple[int, int, str]]]]:
@@ -94,11 +103,10 @@ def rule_numbering_for_snippet(snippet) -> list[tuple[str, list[tuple[int, int, 
     if snippet is None or snippet.pk is None or not snippet.is_active or snippet.hidden:
         return []
     tags = set(snippet.tags or ())
+    configurations = [c for c in Configuration.objects.exclude(rule_mode="off").order_by("identifier")
+                      if tags & set(normalise_tags(c.rule_tags))]
     result = []
-    for configuration in Configuration.objects.exclude(rule_mode="off").order_by("identifier"):
-        if not tags & set(normalise_tags(configuration.rule_tags)):
-            continue
-        rule_set = rule_set_for(configuration)
+    for configuration, rule_set in zip(configurations, rule_sets_for(configurations)):
         mine = [(rule.number, rule.line_no, rule.line) for rule in rule_set.rules if rule.snippet == snippet.identifier]
         if mine:
             result.append((configuration.identifier, mine))

@@ -12,6 +12,8 @@ import pytest
 from rest_framework.test import APIClient
 
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from governance.models import Configuration, GovernanceEvent, UsageDay
 from judging import prompts
@@ -476,10 +478,10 @@ def test_no_rules_in_the_set_means_no_request(api, ruled, provider_server):
 def test_a_judging_step_that_breaks_fails_closed(api, ruled, provider_server, monkeypatch, mode, outcome):
     from judging import guardrail
 
-    def broken(configuration):
+    def broken(configurations):
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr(guardrail, "rule_set_for", broken)
+    monkeypatch.setattr(guardrail, "rule_sets_for", broken)
     set_rules(ruled, mode)
     body = screen(api)
     assert body["outcome"] == outcome
@@ -641,6 +643,16 @@ def test_also_the_same_judge_and_rules_twice_cost_one_request(api_both, ruled, s
     body = screen(api_both, also=["shop"])
     assert len(judge_requests(provider_server)) == 1
     assert [h["configuration"] for h in body["hints"]] == ["newsroom", "shop"]
+
+
+def test_also_reads_the_snippet_library_once(api_both, ruled, shop, provider_server):
+    shop.rule_tags = ["style"]
+    shop.rule_mode = "report"
+    shop.save()
+    provider_server.script([verdict()])
+    with CaptureQueriesContext(connection) as queries:
+        screen(api_both, also=["shop"])
+    assert sum("snippets_snippet" in query["sql"] for query in queries.captured_queries) == 1
 
 
 # --- §6.8 what is judged: JSON strings, tool-run write arguments ---
