@@ -10,7 +10,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -285,7 +284,9 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         refuses the deletion, for the delete view and the bulk action alike."""
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
         # The blockers include escalation (PROTECT), so they replace Django's own list rather than repeat it.
-        blockers = [blocker for obj in objs for blocker in writes.configuration_delete_blockers(obj)]
+        # An escalation between two selected configurations is no blocker, but PROTECT still refuses it:
+        # Django's own list then says so.
+        blockers = writes.configuration_delete_blockers(objs)
         return deleted, model_count, perms_needed, blockers or protected
 
     def delete_model(self, request, obj):
@@ -299,7 +300,7 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     @staticmethod
     def refuse_blocked_delete(configurations):
         """Last line: a delete that reaches here past the confirmation page is refused all the same."""
-        blockers = [blocker for obj in configurations for blocker in writes.configuration_delete_blockers(obj)]
+        blockers = writes.configuration_delete_blockers(configurations)
         if blockers:
             raise PermissionDenied(" ".join(blockers))
 
@@ -346,7 +347,7 @@ class ConsumerAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Revoke the selected consumers' tokens"), permissions=["change"])
     def revoke(self, request, queryset):
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = queryset.revoke()
         self.message_user(
             request, ngettext("%d token revoked.", "%d tokens revoked.", count) % count, messages.SUCCESS
         )
