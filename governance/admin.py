@@ -10,7 +10,6 @@ from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
-from django.utils import timezone
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
@@ -18,7 +17,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from governance import writes
 from governance.models import Configuration, Consumer, GovernanceEvent, Provider, normalise_tags
-from governance.permissions import admin_only_fields, is_administrator
+from governance.permissions import admin_only_fields, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")
@@ -143,9 +142,10 @@ def titled_choices_filter(title):
 class AdminOnlyFieldsMixin:
     """Show the admin-only fields read-only to a non-administrator; save through writes.save_record.
 
-    A read-only field is not in the form, so a forged POST of it is ignored;
-    save_record then compares the record with the stored row and refuses any
-    admin-only change by a non-administrator, whatever path produced it.
+    A non-administrator's add, change or revert POST that names an admin-only field is
+    refused whole (403, nothing stored). Should a field ever be left editable by
+    mistake, save_record still compares the record with the stored row and
+    refuses any admin-only change by a non-administrator, whatever path produced it.
     """
 
     # A read-only list reads better as the text an administrator types: field -> display method.
@@ -175,6 +175,22 @@ class AdminOnlyFieldsMixin:
 
         return [(title, {**options, "fields": [swapped(entry) for entry in options["fields"]]})
                 for title, options in fieldsets]
+
+    def refuse_forged_post(self, request) -> None:
+        """403 for a non-administrator's POST that names an admin-only field, before anything is read or saved."""
+        if request.method == "POST":
+            # The page shows these fields as text, so a browser never sends them: a POST that names one
+            # is forged, and saving the rest of it would hide that it was refused (SPEC §2.3).
+            require_admin_for(request.user, self.model, set(request.POST))
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        self.refuse_forged_post(request)
+        return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def history_form_view(self, request, object_id, version_id, extra_context=None):
+        # Reverting to a past version is a change POST too.
+        self.refuse_forged_post(request)
+        return super().history_form_view(request, object_id, version_id, extra_context)
 
     def save_model(self, request, obj, form, change):
         model_fields = {f.name for f in self.model._meta.concrete_fields}
@@ -285,7 +301,9 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         refuses the deletion, for the delete view and the bulk action alike."""
         deleted, model_count, perms_needed, protected = super().get_deleted_objects(objs, request)
         # The blockers include escalation (PROTECT), so they replace Django's own list rather than repeat it.
-        blockers = [blocker for obj in objs for blocker in writes.configuration_delete_blockers(obj)]
+        # An escalation between two selected configurations is no blocker, but PROTECT still refuses it:
+        # Django's own list then says so.
+        blockers = writes.configuration_delete_blockers(objs)
         return deleted, model_count, perms_needed, blockers or protected
 
     def delete_model(self, request, obj):
@@ -299,7 +317,7 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     @staticmethod
     def refuse_blocked_delete(configurations):
         """Last line: a delete that reaches here past the confirmation page is refused all the same."""
-        blockers = [blocker for obj in configurations for blocker in writes.configuration_delete_blockers(obj)]
+        blockers = writes.configuration_delete_blockers(configurations)
         if blockers:
             raise PermissionDenied(" ".join(blockers))
 
@@ -346,7 +364,7 @@ class ConsumerAdmin(admin.ModelAdmin):
 
     @admin.action(description=_("Revoke the selected consumers' tokens"), permissions=["change"])
     def revoke(self, request, queryset):
-        count = queryset.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+        count = queryset.revoke()
         self.message_user(
             request, ngettext("%d token revoked.", "%d tokens revoked.", count) % count, messages.SUCCESS
         )

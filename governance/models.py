@@ -173,6 +173,13 @@ class PolicyVersion(models.Model):
 THROTTLE_RATE_RE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
 
 
+class ConsumerQuerySet(models.QuerySet):
+    def revoke(self) -> int:
+        """Revoke the consumers here that are still active; return how many were."""
+        # A conditional UPDATE, so two concurrent revocations record the first moment only.
+        return self.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
+
+
 class Consumer(models.Model):
     """A system that calls the REST API with a token. Only the token's hash is stored."""
 
@@ -191,6 +198,8 @@ class Consumer(models.Model):
     )
     created_at = models.DateTimeField(default=timezone.now, editable=False)
     revoked_at = models.DateTimeField(null=True, blank=True)
+
+    objects = ConsumerQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -211,9 +220,13 @@ class Consumer(models.Model):
     def issue_token(self) -> str:
         """Give the consumer a new token; return it (the only time it is readable)."""
         token = self.TOKEN_PREFIX + secrets.token_urlsafe(32)
+        self.set_token(token)
+        return token
+
+    def set_token(self, token: str) -> None:
+        """Make `token` the consumer's token: keep its hash and the prefix shown after creation."""
         self.token_hash = self.hash_token(token)
         self.token_prefix = token[:10]
-        return token
 
     @property
     def is_active(self) -> bool:

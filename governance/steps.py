@@ -4,48 +4,41 @@ from governance import text as textlib
 from governance.redaction import redact
 
 
-def _redact_json(text: str, kinds: list[str]) -> str | None:
-    """A JSON document with every decoded string masked, keys included, so a `\\u0073k-…` escape hides
-    nothing; None when `text` is not JSON. Re-serialised only when something was masked: a clean
-    document comes back byte-identical."""
+def _scrub(node, kinds: list[str]):
+    """`node` in the same shape (str, dict, JSONObject, list) with every string masked, object keys
+    included: the one walker for JSON answers and tool arguments alike (SPEC §9)."""
+    if isinstance(node, str):
+        # A string that is itself a JSON document is masked in its decoded strings: escapes hide nothing.
+        scrubbed = _scrub_json(node, kinds)
+        if scrubbed is not None:
+            return scrubbed
+        result = redact(node)
+        kinds.extend(f.kind for f in result.findings)
+        return result.text
+    if isinstance(node, dict):
+        # Two keys that mask alike keep the last value, as a JSON object with a repeated key read into a dict.
+        return {_scrub(key, kinds): _scrub(value, kinds) for key, value in node.items()}
+    if isinstance(node, textlib.JSONObject):
+        return textlib.JSONObject((_scrub(key, kinds), _scrub(value, kinds)) for key, value in node)
+    if isinstance(node, list):
+        return [_scrub(item, kinds) for item in node]
+    return node
+
+
+def _scrub_json(text: str, kinds: list[str]) -> str | None:
+    """A JSON document with every decoded string masked; None when `text` is not JSON. Re-serialised
+    only when something was masked: a clean document comes back byte-identical."""
     try:
         document = textlib.load_json_members(text)
-    except ValueError:
+    except (ValueError, RecursionError):
+        # Too deeply nested to decode is no document either: it is masked as plain text.
         return None
     found: list[str] = []
-
-    def scrub(node):
-        if isinstance(node, str):
-            result = redact(node)
-            found.extend(f.kind for f in result.findings)
-            return result.text
-        if isinstance(node, textlib.JSONObject):
-            return textlib.JSONObject((scrub(key), scrub(value)) for key, value in node)
-        if isinstance(node, list):
-            return [scrub(item) for item in node]
-        return node
-
-    scrubbed = scrub(document)
+    scrubbed = _scrub(document, found)
     if not found:
         return text
     kinds.extend(found)
     return textlib.dump_json_members(scrubbed)
-
-
-def _redact_arguments(arguments, kinds: list[str]):
-    """Redact every string inside tool-call arguments, keeping their shape."""
-    if isinstance(arguments, str):
-        redacted = _redact_json(arguments, kinds)
-        if redacted is not None:
-            return redacted
-        result = redact(arguments)
-        kinds.extend(f.kind for f in result.findings)
-        return result.text
-    if isinstance(arguments, dict):
-        return {key: _redact_arguments(value, kinds) for key, value in arguments.items()}
-    if isinstance(arguments, list):
-        return [_redact_arguments(value, kinds) for value in arguments]
-    return arguments
 
 
 def redact_secrets(screening) -> None:
@@ -56,14 +49,14 @@ def redact_secrets(screening) -> None:
     kinds: list[str] = []
     text = screening.output.text
     if screening.output.format == "json":
-        decoded = _redact_json(text, kinds)
+        decoded = _scrub_json(text, kinds)
         if decoded is not None:
             text = decoded
     result = redact(text)
     kinds.extend(f.kind for f in result.findings)
     screening.output.text = result.text
     for call in screening.output.tool_calls:
-        call.arguments = _redact_arguments(call.arguments, kinds)
+        call.arguments = _scrub(call.arguments, kinds)
     if not kinds:
         screening.check("secret_redaction", "passed")
         return

@@ -5,7 +5,6 @@ of SPEC §2.3 are refused to a non-administrator in one place.
 """
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models, transaction
-from django.db.models import Count
 from django.utils.translation import gettext as _
 
 from governance.models import Configuration
@@ -111,26 +110,38 @@ def _related(field, value):
         ) from None
 
 
-def configuration_delete_blockers(configuration: Configuration) -> list[str]:
-    """What deleting this configuration would change behind an administrator's back; empty when it may go.
+def configuration_delete_blockers(configurations) -> list[str]:
+    """What deleting these configurations together would change behind an administrator's back; empty when
+    they may go.
 
-    Another configuration naming it as a fallback, a rule judge or its escalation
-    (admin-only, SPEC §2.3), or a term list whose only configuration it is (a
-    list without scope is refused, SPEC §2.5): each is one sentence.
+    A configuration outside the set naming one inside as a fallback, a rule judge or its escalation
+    (admin-only, SPEC §2.3), or a term list left without scope (refused, SPEC §2.5): each is one sentence.
+    References among the set go with it. The table is read once, however many configurations are named.
     """
-    target = configuration.identifier
+    targets = sorted(configurations, key=lambda configuration: configuration.identifier)
+    pks = {target.pk for target in targets}
     blockers = []
-    others = Configuration.objects.exclude(pk=configuration.pk).order_by("identifier")
+    others = Configuration.objects.exclude(pk__in=pks).order_by("identifier")
     for other, fallbacks, judges, escalation_id in others.values_list("identifier", "fallbacks", "rule_judges",
                                                                         "escalation_id"):
-        names = {"other": other, "target": target}
-        if target in fallbacks:
-            blockers.append(_("Configuration “%(other)s” names “%(target)s” as a fallback.") % names)
-        if target in judges:
-            blockers.append(_("Configuration “%(other)s” names “%(target)s” as a rule judge.") % names)
-        if escalation_id == configuration.pk:
-            blockers.append(_("Configuration “%(other)s” escalates to “%(target)s”.") % names)
-    only_scope = TermList.objects.annotate(scope=Count("configurations")).filter(scope=1, configurations=configuration)
-    for name in only_scope.order_by("name").values_list("name", flat=True):
-        blockers.append(_("Term list “%(list)s” applies to “%(target)s” alone.") % {"list": name, "target": target})
+        for target in targets:
+            names = {"other": other, "target": target.identifier}
+            if target.identifier in fallbacks:
+                blockers.append(_("Configuration “%(other)s” names “%(target)s” as a fallback.") % names)
+            if target.identifier in judges:
+                blockers.append(_("Configuration “%(other)s” names “%(target)s” as a rule judge.") % names)
+            if escalation_id == target.pk:
+                blockers.append(_("Configuration “%(other)s” escalates to “%(target)s”.") % names)
+    touched = TermList.objects.filter(configurations__in=pks).distinct().order_by("name")
+    for term_list in touched.prefetch_related("configurations"):
+        scope = term_list.configurations.all()
+        if any(configuration.pk not in pks for configuration in scope):
+            continue  # it keeps a configuration outside the set
+        scope = sorted(configuration.identifier for configuration in scope)
+        if len(scope) == 1:
+            blockers.append(_("Term list “%(list)s” applies to “%(target)s” alone.")
+                            % {"list": term_list.name, "target": scope[0]})
+        else:
+            blockers.append(_("Term list “%(list)s” applies only to configurations deleted here: %(targets)s.")
+                            % {"list": term_list.name, "targets": ", ".join(scope)})
     return blockers

@@ -1,6 +1,7 @@
 """The admin in a real browser (Debian's chromium through Playwright).
 
-A superuser changes a rule mode, a policy editor cannot, a snippet shows its lines numbered.
+A superuser changes a rule mode, a policy editor cannot (a forged POST is refused), a snippet
+shows its lines numbered.
 """
 import pytest
 from playwright.sync_api import expect
@@ -44,7 +45,7 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     )
     page.screenshot(path=SCREENSHOT, full_page=True)
 
-    # Change what the editor may change, and forge what the editor may not.
+    # Change what the editor may change, and forge what the editor may not: the whole POST is refused.
     page.fill("input[name=model]", "writer-model-2")
     page.evaluate("""() => {
         const form = document.querySelector("#configuration_form");
@@ -56,6 +57,15 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     }""")
     page.locator("input[name=_save]").click()
 
+    expect(page.locator("h1")).to_have_text("403 Forbidden")
+    stored = Configuration.objects.get(pk=desk.pk)
+    assert stored.model == "writer-model"
+    assert (stored.rule_mode, stored.rule_tags, stored.rule_default) == ("report", ["style", "tone"], "allow")
+
+    # The page as it came, without forged fields, saves.
+    open_configuration(page, live_server, "desk")
+    page.fill("input[name=model]", "writer-model-2")
+    page.locator("input[name=_save]").click()
     expect(page.locator("ul.messagelist li.success")).to_contain_text("was changed successfully")
     stored = Configuration.objects.get(pk=desk.pk)
     assert stored.model == "writer-model-2"

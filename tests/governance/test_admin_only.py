@@ -68,6 +68,16 @@ def provider_post(provider, **overrides) -> dict:
     return data
 
 
+def as_the_page_sends_it(model, data: dict) -> dict:
+    """A POST body without the admin-only fields: a policy editor's page shows them as text, not inputs."""
+    return {name: value for name, value in data.items() if name not in ADMIN_ONLY_FIELDS[model._meta.label_lower]}
+
+
+def stored_row(obj) -> dict:
+    """Every stored column of the record, read fresh from the database."""
+    return type(obj).objects.filter(pk=obj.pk).values().get()
+
+
 def readonly_text(html: str, label: str) -> str | None:
     """The text shown read-only beside `label` on an admin change page, tags stripped."""
     match = re.search(rf'<label>{re.escape(label)}:</label>\s*<div class="readonly">(.*?)</div>', html, re.S)
@@ -137,38 +147,93 @@ def test_policy_editor_reads_the_stored_values(editor_client, desk):
     assert "<select name=\"rule_mode\"" not in html
 
 
-def test_forged_configuration_post_changes_only_the_allowed_fields(editor_client, desk, judges):
+def test_policy_editor_saves_the_fields_the_page_offers(editor_client, desk):
     before = snapshot(desk, CONFIGURATION_LOCKED)
-    response = editor_client.post(change_url(desk), configuration_form(
+    response = editor_client.post(change_url(desk), as_the_page_sends_it(Configuration, configuration_form(
         desk, model="new-model", system_prompt="Write warmly.", fallbacks="judge-a",
-        **forged_configuration_post(judges[0].pk),
-    ))
+    )))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
     assert (desk.model, desk.system_prompt, desk.fallbacks) == ("new-model", "Write warmly.", ["judge-a"])
     assert snapshot(desk, CONFIGURATION_LOCKED) == before
 
 
-def test_forged_provider_post_changes_only_the_allowed_fields(editor_client, gateway):
+def test_policy_editor_saves_a_provider_as_the_page_offers_it(editor_client, gateway):
     before = snapshot(gateway, PROVIDER_LOCKED)
-    response = editor_client.post(change_url(gateway), provider_post(gateway, timeout=45, **FORGED_PROVIDER))
+    page = as_the_page_sends_it(Provider, provider_post(gateway, timeout=45))
+    response = editor_client.post(change_url(gateway), page)
     assert response.status_code == 302, response.content.decode()[:2000]
     gateway.refresh_from_db()
     assert gateway.timeout == 45
     assert snapshot(gateway, PROVIDER_LOCKED) == before
 
 
-def test_forged_add_gets_the_defaults(editor_client, gateway, judges):
-    response = editor_client.post(reverse("admin:governance_configuration_add"), {
-        "identifier": "fresh", "provider": gateway.pk, "model": "fresh-model", "system_prompt": "",
-        "temperature": "", "max_tokens": "", "timeout": 0, "fallbacks": "", "budget_daily_requests": 0,
-        "budget_daily_tokens": 0, "budget_daily_cost": 0, "_save": "Save", **forged_configuration_post(judges[0].pk),
+@pytest.mark.parametrize("name", CONFIGURATION_LOCKED)
+def test_forged_configuration_post_is_refused_whole(editor_client, desk, judges, name):
+    # One forged field is enough; the ordinary change beside it is not saved either.
+    before = stored_row(desk)
+    forged = {name: forged_configuration_post(judges[0].pk)[name]}
+    response = editor_client.post(change_url(desk), {
+        **as_the_page_sends_it(Configuration, configuration_form(desk, model="new-model")), **forged,
     })
+    assert response.status_code == 403
+    assert stored_row(desk) == before
+
+
+def test_forged_configuration_post_of_the_stored_values_is_refused_too(editor_client, desk):
+    # The browser never sends these fields, so naming them is forging, whatever the value.
+    before = stored_row(desk)
+    response = editor_client.post(change_url(desk), configuration_form(desk, model="new-model"))
+    assert response.status_code == 403
+    assert stored_row(desk) == before
+
+
+@pytest.mark.parametrize("name", PROVIDER_LOCKED)
+def test_forged_provider_post_is_refused_whole(editor_client, gateway, name):
+    before = stored_row(gateway)
+    response = editor_client.post(change_url(gateway), {
+        **as_the_page_sends_it(Provider, provider_post(gateway, timeout=45)), name: FORGED_PROVIDER[name],
+    })
+    assert response.status_code == 403
+    assert stored_row(gateway) == before
+
+
+ADD_FORM = {
+    "identifier": "fresh", "model": "fresh-model", "system_prompt": "", "temperature": "", "max_tokens": "",
+    "timeout": 0, "fallbacks": "", "budget_daily_requests": 0, "budget_daily_tokens": 0, "budget_daily_cost": 0,
+    "_save": "Save",
+}
+
+
+def test_policy_editor_adds_a_configuration_with_the_defaults(editor_client, gateway):
+    response = editor_client.post(reverse("admin:governance_configuration_add"), {**ADD_FORM, "provider": gateway.pk})
     assert response.status_code == 302, response.content.decode()[:2000]
     fresh = Configuration.objects.get(identifier="fresh")
     assert snapshot(fresh, CONFIGURATION_LOCKED) == {
         name: getattr(Configuration(), Configuration._meta.get_field(name).attname) for name in CONFIGURATION_LOCKED
     }
+
+
+def test_forged_add_is_refused(editor_client, gateway, judges):
+    response = editor_client.post(reverse("admin:governance_configuration_add"), {
+        **ADD_FORM, "provider": gateway.pk, **forged_configuration_post(judges[0].pk),
+    })
+    assert response.status_code == 403
+    assert not Configuration.objects.filter(identifier="fresh").exists()
+
+
+def test_forged_revert_is_refused(editor_client, desk, judges):
+    # Reverting to a past version is a change POST too.
+    version = desk.history.latest()
+    url = reverse("admin:governance_configuration_simple_history", args=[desk.pk, version.history_id])
+    page = as_the_page_sends_it(Configuration, configuration_form(desk, model="reverted-model"))
+    before = stored_row(desk)
+    response = editor_client.post(url, {**page, "rule_mode": "block"})
+    assert response.status_code == 403
+    assert stored_row(desk) == before
+    # The same revert without the forged field goes through.
+    assert editor_client.post(url, page).status_code == 302
+    assert Configuration.objects.get(pk=desk.pk).model == "reverted-model"
 
 
 def test_policy_editor_cannot_add_a_provider(editor_client, db):
@@ -183,15 +248,19 @@ def test_policy_editor_cannot_add_a_provider(editor_client, db):
 def test_a_broken_read_only_field_is_named_not_a_server_error(editor_client, desk):
     # The judge named in rule_judges is gone; the editor cannot fix it, but is told why the save fails.
     Configuration.objects.filter(identifier="judge-a").delete()
-    response = editor_client.post(change_url(desk), configuration_form(desk, model="new-model"))
+    response = editor_client.post(change_url(desk), as_the_page_sends_it(Configuration, configuration_form(
+        desk, model="new-model",
+    )))
     assert response.status_code == 200
     assert "rule_judges: Unknown configuration: judge-a" in response.content.decode()
     assert Configuration.objects.get(pk=desk.pk).model == "writer-model"
 
 
 def test_admin_save_refuses_even_when_the_form_forgets_to_lock(editor_client, desk, judges, monkeypatch):
-    # Second line of defence: were a field left editable by mistake, the save
-    # still goes through writes.save_record, which compares with the stored row.
+    # Second line of defence: were a field left editable by mistake, and the
+    # forged POST let through, the save still goes through writes.save_record,
+    # which compares with the stored row.
+    monkeypatch.setattr(ConfigurationAdmin, "refuse_forged_post", lambda self, request: None)
     monkeypatch.setattr(ConfigurationAdmin, "get_readonly_fields", lambda self, request, obj=None: ())
     monkeypatch.setattr(ConfigurationAdmin, "get_fieldsets", lambda self, request, obj=None: [
         (None, {"fields": [f.name for f in Configuration._meta.concrete_fields if f.editable and not f.primary_key]})

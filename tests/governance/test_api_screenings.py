@@ -3,7 +3,9 @@ import json
 
 import pytest
 
-from governance.models import GovernanceEvent, PolicyVersion
+from governance.models import Configuration, GovernanceEvent, PolicyVersion
+from snippets.models import Snippet
+from termlists.models import TermList
 
 pytestmark = pytest.mark.django_db
 
@@ -87,6 +89,45 @@ def test_policy_version_changes_with_an_edit(api, configuration):
     assert after > before
 
 
+@pytest.fixture
+def policy_records(configuration):
+    """One record of each kind an edit can touch, besides `newsroom` itself."""
+    other = Configuration.objects.create(identifier="sports", provider=configuration.provider, model="test-model")
+    term_list = TermList.objects.create(name="Competitors", forbidden="Acme")
+    term_list.configurations.set([configuration])
+    snippet = Snippet.objects.create(identifier="house-style", name="House style", body="Use short sentences.")
+    return {"configuration": configuration, "other": other, "term_list": term_list, "snippet": snippet}
+
+
+def save_with(record, **changes):
+    for name, value in changes.items():
+        setattr(record, name, value)
+    record.save()
+
+
+POLICY_EDITS = {
+    "term list scope added": lambda r: r["term_list"].configurations.add(r["other"]),
+    "term list scope replaced": lambda r: r["term_list"].configurations.set([r["other"]]),
+    "term list scope added from the configuration": lambda r: r["other"].term_lists.add(r["term_list"]),
+    "term list saved": lambda r: save_with(r["term_list"], forbidden="Acme\nGlobex"),
+    "snippet saved": lambda r: save_with(r["snippet"], body="Use shorter sentences."),
+    "configuration deleted": lambda r: r["other"].delete(),
+    "term list deleted": lambda r: r["term_list"].delete(),
+    "snippet deleted": lambda r: r["snippet"].delete(),
+    "provider saved": lambda r: save_with(r["configuration"].provider, timeout=7),
+}
+
+
+@pytest.mark.parametrize("edit", POLICY_EDITS.values(), ids=POLICY_EDITS.keys())
+def test_every_policy_edit_changes_the_policy_version(api, policy_records, edit):
+    # Cached matchers and verdicts are keyed by this number (SPEC §5.5, §11.1): an edit it misses serves stale policy.
+    before = screen(api, text="x")
+    edit(policy_records)
+    after = screen(api, text="x")
+    assert after.json()["policy_version"] > before.json()["policy_version"]
+    assert after["X-Gavel-Policy-Version"] == str(after.json()["policy_version"])
+
+
 def test_json_output_is_screened_by_its_strings(api):
     response = screen(api, text='{"title": "x", "token": "' + SECRETS["github"] + '"}', format="json")
     body = response.json()
@@ -118,6 +159,32 @@ def test_a_secret_behind_a_json_escape_is_masked_in_tool_arguments(api):
     body = screen(api, text="ok", tool_calls=[{"name": "save", "arguments": arguments}]).json()
     assert body["tool_calls"][0]["arguments"] == '{"body": "sk-***", "sk-***": ["ok"]}'
     assert {"check": "secret_redaction", "result": "redacted"} in body["checks"]
+
+
+@pytest.mark.parametrize("arguments", [
+    pytest.param({SECRETS["openai"]: "v"}, id="object"),
+    pytest.param(json.dumps({SECRETS["openai"]: "v"}), id="json-string"),
+])
+def test_a_secret_shaped_key_in_tool_arguments_is_masked(api, arguments):
+    # The same arguments, as an object or as a JSON string, come back masked alike.
+    body = screen(api, text="ok", tool_calls=[{"name": "save", "arguments": arguments}]).json()
+    delivered = body["tool_calls"][0]["arguments"]
+    assert (json.loads(delivered) if isinstance(delivered, str) else delivered) == {"sk-***": "v"}
+    assert {"check": "secret_redaction", "result": "redacted"} in body["checks"]
+    event = GovernanceEvent.objects.get(correlation_id=body["id"])
+    assert event.detail == {"kinds": {"openai_key": 1}, "count": 1}
+    assert SECRETS["openai"][-10:] not in str(event.detail)
+
+
+def test_json_inside_a_json_string_is_masked_in_answers_and_tool_arguments(api):
+    # One walker for both: a string that is itself JSON is masked in its decoded strings.
+    document = json.dumps({"payload": '{"k": "' + ESCAPED_KEY + '"}'})
+    body = screen(api, text=document, format="json", tool_calls=[
+        {"name": "save", "arguments": json.loads(document)}, {"name": "save", "arguments": document},
+    ]).json()
+    as_object, as_string = (call["arguments"] for call in body["tool_calls"])
+    for delivered in (json.loads(body["text"]), as_object, json.loads(as_string)):
+        assert json.loads(delivered["payload"]) == {"k": "sk-***"}
 
 
 def test_clean_json_comes_back_byte_identical(api):

@@ -256,8 +256,18 @@ BLOCKERS = [
 
 def test_delete_blockers_name_everything_that_refers(referenced):
     target, loner = referenced
-    assert configuration_delete_blockers(target) == BLOCKERS
-    assert configuration_delete_blockers(loner) == []
+    assert configuration_delete_blockers([target]) == BLOCKERS
+    assert configuration_delete_blockers([loner]) == []
+
+
+def test_delete_blockers_judge_the_configurations_together(referenced):
+    target, loner = referenced
+    referrers = list(Configuration.objects.filter(identifier__startswith="by-"))
+    # What refers from inside the set goes with it; a list left without any scope still blocks.
+    assert configuration_delete_blockers([target, *referrers]) == [BLOCKERS[-1]]
+    assert configuration_delete_blockers([target, loner]) == [
+        *BLOCKERS, "Term list “Shared” applies only to configurations deleted here: loner, target.",
+    ]
 
 
 def test_escalation_protects_its_target(referenced):

@@ -14,9 +14,13 @@ class Command(BaseCommand):
         parser.add_argument("--days", type=int, default=30, help="keep the last N days (N >= 1, default 30)")
 
     def handle(self, *args, days, **options):
-        if days < 1:
-            raise CommandError("--days must be at least 1: purging everything is not what this command is for.")
-        deleted, cutoff = purge_governance(days)
+        try:
+            deleted, cutoff = purge_governance(days)
+        except ValueError:
+            # The service makes the one check of N; the command only words the refusal for the shell.
+            raise CommandError(
+                "--days must be at least 1: purging everything is not what this command is for."
+            ) from None
         self.stdout.write(
             f"Deleted {deleted} governance event(s) older than {days} day(s) (before {cutoff:%Y-%m-%d %H:%M:%S %Z})."
         )

@@ -1,6 +1,5 @@
 """`manage.py revoke_consumer NAME`: the consumer's token stops working (SPEC §9, §11.3)."""
 from django.core.management.base import BaseCommand, CommandError
-from django.utils import timezone
 
 from governance.models import Consumer
 
@@ -18,6 +17,5 @@ class Command(BaseCommand):
         if consumer.revoked_at is not None:
             self.stdout.write(f"{name} was already revoked at {consumer.revoked_at:%Y-%m-%d %H:%M:%S %Z}.")
             return
-        # A conditional update, so two concurrent revocations record the first moment only.
-        Consumer.objects.filter(pk=consumer.pk, revoked_at__isnull=True).update(revoked_at=timezone.now())
+        Consumer.objects.filter(pk=consumer.pk).revoke()
         self.stdout.write(self.style.SUCCESS(f"Revoked {name}: its token is refused from now on."))

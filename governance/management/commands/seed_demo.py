@@ -165,11 +165,13 @@ class Command(BaseCommand):
     def ensure_consumer() -> str:
         token = demo_token()
         consumer = Consumer.objects.filter(name=DEMO_CONSUMER).first() or Consumer(name=DEMO_CONSUMER)
-        wanted = {"token_hash": Consumer.hash_token(token), "token_prefix": token[:10], "revoked_at": None,
-                  "is_admin": False}
-        if consumer.pk is None or any(getattr(consumer, k) != v for k, v in wanted.items()):
-            for key, value in wanted.items():
-                setattr(consumer, key, value)
+        # Save only when something differs, so a rerun on a seeded database writes nothing.
+        watched = ("token_hash", "token_prefix", "revoked_at", "is_admin")
+        stored = [getattr(consumer, name) for name in watched]
+        consumer.set_token(token)
+        consumer.revoked_at = None
+        consumer.is_admin = False
+        if consumer.pk is None or [getattr(consumer, name) for name in watched] != stored:
             consumer.save()
         consumer.configurations.add(Configuration.objects.get(identifier="demo"))
         return token
