@@ -170,7 +170,7 @@ REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["governance.api.auth.ConsumerTokenAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["governance.api.auth.IsConsumer"],
     "DEFAULT_THROTTLE_CLASSES": ["governance.api.auth.ConsumerRateThrottle"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["governance.api.parsers.BodyParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "governance.api.errors.exception_handler",

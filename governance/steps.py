@@ -33,6 +33,8 @@ def _scrub_json(text: str, kinds: list[str]) -> str | None:
     except (ValueError, RecursionError):
         # Too deeply nested to decode is no document either: it is masked as plain text.
         return None
+    if textlib.nested_deeper_than(document):
+        return None  # decodable, yet too deep to walk: plain text too
     found: list[str] = []
     scrubbed = _scrub(document, found)
     if not found:

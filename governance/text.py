@@ -120,3 +120,27 @@ def argument_strings(arguments, path: str = "", *, keys: bool = False) -> list[t
             sub = f"{path}[{index}]"
             found.extend(argument_strings(value, sub, keys=keys) if not isinstance(value, str) else [(sub, value)])
     return found
+
+
+# Deeper JSON is refused at the API (400) and read as plain text by redaction: every walker here
+# recurses once per level, and 100 levels is far beyond any answer or tool call a model writes.
+MAX_JSON_DEPTH = 100
+
+
+def nested_deeper_than(node, limit: int = MAX_JSON_DEPTH) -> bool:
+    """Whether decoded JSON nests objects and arrays more than `limit` levels (checked without recursion)."""
+    stack = [(node, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children = item.values()
+        elif isinstance(item, JSONObject):
+            children = [value for _, value in item]
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False

@@ -1,10 +1,12 @@
 """Input and output serializers of the REST API (SPEC §11.1). Unknown keys are errors."""
 import json
 
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from rest_framework import serializers
 
 from governance.screening import KINDS
+from governance.text import MAX_JSON_DEPTH, nested_deeper_than
 
 
 class JSONTyped:
@@ -58,6 +60,14 @@ class StrictSerializer(serializers.Serializer):
         return value
 
 
+TOO_DEEP = format_lazy(_("The JSON is nested more than {} levels deep."), MAX_JSON_DEPTH)
+
+
+def _refuse_deep(decoded) -> None:
+    if nested_deeper_than(decoded):
+        raise serializers.ValidationError(TOO_DEEP)
+
+
 class ToolCallSerializer(StrictSerializer):
     id = String(required=False, allow_blank=True, max_length=200)
     name = String(max_length=200)
@@ -66,12 +76,16 @@ class ToolCallSerializer(StrictSerializer):
     def validate_arguments(self, value):
         if isinstance(value, str):
             try:
-                json.loads(value)
+                decoded = json.loads(value)
             except ValueError:
                 raise serializers.ValidationError(_("A string of arguments must hold JSON."))
+            except RecursionError:
+                raise serializers.ValidationError(TOO_DEEP)
+            _refuse_deep(decoded)
             return value
         if not isinstance(value, (dict, list)):
             raise serializers.ValidationError(_("Give an object or a JSON string."))
+        _refuse_deep(value)
         return value
 
 
@@ -96,9 +110,13 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
     def validate(self, attrs):
         if attrs.get("format") == "json":
             try:
-                json.loads(attrs["text"])
+                decoded = json.loads(attrs["text"])
             except ValueError:
                 raise serializers.ValidationError({"text": [_("format is json but the text is not JSON.")]})
+            except RecursionError:
+                raise serializers.ValidationError({"text": [TOO_DEEP]})
+            if nested_deeper_than(decoded):
+                raise serializers.ValidationError({"text": [TOO_DEEP]})
         return attrs
 
 

@@ -169,6 +169,8 @@ class YAMLOrJSONParser(JSONParser):
             return yaml.safe_load(text)
         except (ValueError, yaml.YAMLError) as exc:
             raise BadInput(_("The policy document does not parse: %(e)s") % {"e": exc}, code="malformed") from exc
+        except RecursionError as exc:
+            raise BadInput(_("The policy document is nested too deeply."), code="malformed") from exc
 
 
 class PolicyView(GavelAPIView):
