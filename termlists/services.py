@@ -25,7 +25,6 @@ class TableMissing(Exception):
 class CompiledList:
     """One saved version of a list, its terms compiled."""
 
-    id: int
     name: str
     mode: str
     message: str
@@ -148,8 +147,8 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
 def lists_for(facts) -> list[ListInScope]:
     """The active lists that apply to the call, by name, each once, with compiled matchers.
 
-    Raises TableMissing when the table does not exist; any other failure propagates (the caller
-    fails closed).
+    Reuses the scope rows any_list_applies read for the same call facts. Raises TableMissing when the
+    table does not exist; any other failure propagates (the caller fails closed).
     """
     configurations = facts.configurations
     if not configurations:
@@ -162,7 +161,9 @@ def _load(facts, configurations) -> list[ListInScope]:
     rank = {config.pk: position for position, config in enumerate(configurations)}
     chosen: dict[int, ScopeRow] = {}
     scopes: dict[int, str] = {}
-    rows = _scope_rows(list(by_id))
+    rows = facts.term_list_rows
+    if rows is None:
+        rows = _scope_rows(list(by_id))
     if rows:
         _forget_stale(rows[0].policy_version)
     for row in rows:
@@ -184,6 +185,8 @@ def any_list_applies(facts) -> bool:
     if not configurations:
         return False
     rows = _guarded(lambda: _scope_rows([config.pk for config in configurations]))
+    # A held stream is screened next, with these facts: lists_for then reads no scope again.
+    facts.term_list_rows = rows
     return any(scope_of(row.site, row.language, facts) for row in rows)
 
 
@@ -227,7 +230,6 @@ def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> Compil
             return held[1]
         forbidden, required = terms if terms is not None else _terms_of(row.id)
         compiled = CompiledList(
-            id=row.id,
             name=row.name,
             mode=row.mode,
             message=row.message,

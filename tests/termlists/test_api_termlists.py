@@ -668,3 +668,20 @@ def test_a_tool_run_stream_is_not_held_and_its_answer_not_searched(api, make_lis
     deltas = [data["text"] for name, data in events if name == "delta"]
     assert len(deltas) > 1
     assert events[-1][0] == "done" and events[-1][1]["outcome"] == "allowed"
+
+
+def test_a_held_stream_reads_the_lists_in_scope_once(api, make_list, provider_server, provider_key, monkeypatch):
+    make_list(forbidden="Kunde")
+    reads = []
+    real = services._scope_rows
+
+    def counting(configuration_ids):
+        reads.append(configuration_ids)
+        return real(configuration_ids)
+
+    monkeypatch.setattr(services, "_scope_rows", counting)
+    provider_server.script([{"stream_chunks": ["Der ", "Kunde ", "zahlt."]}])
+    events = sse_events(complete(api, stream=True))
+    # One read decides the hold and serves the screening that then blocks.
+    assert [name for name, _ in events] == ["blocked", "done"]
+    assert len(reads) == 1

@@ -17,6 +17,7 @@ from termlists.matcher import (
     TermMatcher,
     TermMatcherError,
     parse_terms,
+    prepare,
     validate_term,
 )
 from termlists.matcher import _collapse_ws  # its two paths are tested directly
@@ -395,6 +396,18 @@ def test_matches_reference(data):
     text, text_words = data.draw(texts_with_words(), label="text")
     terms = data.draw(term_lists(text, text_words), label="terms")
     assert TermMatcher(terms).find(text) == reference_find(terms, text)
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_lists_sharing_a_prepared_text_find_what_each_finds_alone(data):
+    text, text_words = data.draw(texts_with_words(), label="text")
+    first = data.draw(term_lists(text, text_words), label="first list")
+    second = data.draw(term_lists(text, text_words), label="second list")
+    prepared = prepare(text)
+    # The second list meets the forms the first one built (or left unbuilt).
+    assert TermMatcher(first).find(prepared) == TermMatcher(first).find(text)
+    assert TermMatcher(second).find(prepared) == TermMatcher(second).find(text)
 
 
 @PROPERTY_SETTINGS
