@@ -48,6 +48,7 @@ __all__ = [
     "TAG_RE",
     "TermMatcher",
     "TermMatcherError",
+    "first_match",
     "parse_terms",
     "prepare",
     "validate_term",
@@ -249,6 +250,48 @@ class Prepared:
 def prepare(text: str) -> Prepared:
     """`text` made ready for any number of TermMatcher.find calls."""
     return Prepared(text)
+
+
+def first_match(term: str, text: str) -> tuple[int, int] | None:
+    """Where `term` first occurs in `text` read as delivered, by find()'s rules: (start, end) offsets
+    into `text`, or None (also for a term the contract refuses).
+
+    For quoting a hit (one term, one text): it compiles a pattern, so lists are matched with find().
+    """
+    error, key, star = _analyse(term.strip())
+    if error:
+        return None
+    # A space in a key stands for a whole white-space run of the text (find() scans a collapsed
+    # text); greedy, \s+ never stops inside a run where a non-space must follow.
+    search = re.compile(r"\s+".join(map(re.escape, key.split(" ")))).search
+    lowered = _lower(text)
+    padded = f"{_SENTINEL}{lowered}{_SENTINEL}"
+    extra = _EXTRA_WORD_CHARS
+    match = search(padded)
+    while match is not None:
+        start, end = match.span()
+        # The boundaries exactly as TermMatcher._scan checks them.
+        before = padded[start - 1]
+        if not (before.isalnum() or before in extra):
+            if star:
+                stop = _STAR_RUN_RE.match(padded, end).end()
+                if padded[stop] != "_":
+                    return _origin(text, lowered, start - 1, stop - 1)
+            elif not (padded[end].isalnum() or padded[end] in extra):
+                return _origin(text, lowered, start - 1, end - 1)
+        match = search(padded, start + 1)
+    return None
+
+
+def _origin(text: str, lowered: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets into the lower-cased text as offsets into `text`."""
+    if len(lowered) == len(text):
+        return start, end
+    # Only `İ` lower-cases to more than one code point (`i` and a combining dot); a hit never
+    # splits the pair, since the dot is a word character.
+    origin = [index for index, char in enumerate(text) for _ in char.lower()]
+    origin.append(len(text))
+    return origin[start], origin[end]
 
 
 class TermMatcherError(ValueError):
