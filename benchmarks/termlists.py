@@ -32,7 +32,7 @@ import ahocorasick  # noqa: E402
 
 from benchmarks.inprocess import consumer_client, screening_timer, setup_django  # noqa: E402
 
-from termlists.matcher import TermMatcher  # noqa: E402
+from termlists.matcher import TAG_RE, TermMatcher  # noqa: E402
 
 SEED = 20261129
 SIZES = (100, 1_000, 10_000)
@@ -131,12 +131,9 @@ def find_alternation(pattern: re.Pattern, text: str) -> set[str]:
     return {match.group(0).lower() for match in pattern.finditer(text)}
 
 
-_TAG = re.compile(r"<[A-Za-z/!?][^>]*>")
-
-
 def floor_forms(text: str) -> tuple[str, str]:
     """The two forms the floor scans: the text lower-cased, and lower-cased with tags removed."""
-    return f" {text.lower()} ", f" {_TAG.sub('', text).lower()} "
+    return f" {text.lower()} ", f" {TAG_RE.sub('', text).lower()} "
 
 
 def compile_floor(terms: list[str]) -> ahocorasick.Automaton:
@@ -262,7 +259,7 @@ def api_overhead(rng: random.Random, requests: int = 200) -> dict:
 def main() -> None:
     rng = random.Random(SEED)
     text = make_text(make_terms(200, rng), rng)
-    words = len(re.findall(r"[^\W_]+", _TAG.sub("", text)))
+    words = len(re.findall(r"[^\W_]+", TAG_RE.sub("", text)))
     print(f"text: {len(text.encode()):,} bytes, {words:,} words, {text.count('<'):,} tags; "
           f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
     rows = matcher_rows(text, rng)

@@ -247,13 +247,12 @@ def sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def holds_stream(call: PreparedCall) -> bool:
+def holds_stream(facts: CallFacts) -> bool:
     """Held when a term list applies or the effective rule mode is block; never in a tool run."""
-    if call.tools:
+    if facts.offers_tools:
         return False
     from termlists.guardrail import lists_apply
 
-    facts = call.facts()
     return facts.strictest_mode == "block" or lists_apply(facts)
 
 
@@ -295,7 +294,9 @@ def stream_events(call: PreparedCall, opened=None):
     from judging.llm import ProviderError
 
     handle, iterator, first, served, day = opened or open_stream(call)
-    held = holds_stream(call)
+    # The same facts decide the hold and are screened, so the term lists' scope is read once.
+    facts = call.facts(served.provider)
+    held = holds_stream(facts)
     redactor = StreamRedactor()
     parts: list[str] = []
     try:
@@ -312,8 +313,7 @@ def stream_events(call: PreparedCall, opened=None):
                 yield sse("delta", {"text": rest})
         reply = handle.reply
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
-        screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)),
-                                 call.facts(served.provider))
+        screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), facts)
     except Exception as exc:
         # After the first chunk there is no fallback, and the text was not
         # screened whole: say so, and still end with `done` (SPEC §8.1).

@@ -63,6 +63,9 @@ class CallFacts:
     actor: str = ""
     reader_language: str | None = None
     correlation_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    # The term lists' scope rows, when deciding whether to hold a stream already read them for this
+    # call (termlists.services.any_list_applies): the screening then reuses them, one query per call.
+    term_list_rows: list | None = field(default=None, repr=False, compare=False)
 
     @property
     def configurations(self) -> list:
@@ -158,11 +161,12 @@ class Screening:
             calls = [(i, c) for i, c in calls if c.name not in self.facts.read_tools]
         return calls
 
-    def tool_argument_texts(self) -> list[tuple[int, str, str]]:
-        """(tool call index, argument path, string value) for every screened call."""
+    def tool_argument_texts(self, keys: bool = False) -> list[tuple[int, str, str]]:
+        """(tool call index, argument path, string value) for every screened call; with `keys`, object
+        keys and duplicate keys' values too (the forbidden-term search, textlib.argument_strings)."""
         found = []
         for index, call in self.screened_tool_calls():
-            for path, value in textlib.argument_strings(call.arguments):
+            for path, value in textlib.argument_strings(call.arguments, keys=keys):
                 found.append((index, path, value))
         return found
 

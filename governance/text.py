@@ -8,12 +8,11 @@ import re
 
 import regex
 
+# The matcher's own tag rule, so word counts and matching read the same text.
+from termlists.matcher import TAG_RE
+
 FINISHED_TEXT_MIN_WORDS = 30
 
-# A tag starts with `<` followed by an ASCII letter, `/`, `!` or `?` and runs to the next `>`.
-# Exactly termlists/matcher.py `_TAG_RE` (not exported there), so word counts and matching read the
-# same text: in `<b <i>x` the tag is `<b <i>`. Keep the two identical.
-_TAG = re.compile(r"<[A-Za-z/!?][^>]*>")
 # A word is a maximal run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
 # Invisible format characters (Unicode category Cf: zero-width space, soft hyphen, ...).
@@ -22,7 +21,7 @@ _FORMAT_CHARS = regex.compile(r"\p{Cf}+")
 
 def strip_markup(text: str) -> str:
     """Text with tags removed without a trace, entities decoded, invisible format characters dropped."""
-    stripped = _TAG.sub("", text)
+    stripped = TAG_RE.sub("", text)
     if "&" in stripped:
         stripped = html.unescape(stripped)
     return _FORMAT_CHARS.sub("", stripped)

@@ -7,8 +7,8 @@ import logging
 from dataclasses import dataclass, field
 
 from governance import messages
-from governance import text as textlib
 from termlists import services
+from termlists.matcher import Prepared, prepare
 
 logger = logging.getLogger("gavel.termlists")
 
@@ -83,16 +83,17 @@ def lists_apply(facts) -> bool:
 
 
 # --- searching ---
-def _forbidden_places(screening) -> list[tuple[int | None, str | None, str]]:
-    """(tool call index, argument path, text) for every text forbidden terms are searched in (§5.3, §8.2).
+def _forbidden_places(screening) -> list[tuple[int | None, str | None, Prepared]]:
+    """(tool call index, argument path, prepared text) for every text forbidden terms are searched in
+    (§5.3, §8.2).
 
     The answer (as delivered, and a JSON answer's decoded strings and keys) unless the run offers
-    tools, then the strings of every tool call not declared a read: values and object keys.
+    tools, then the strings of every tool call not declared a read: values and object keys. Each
+    text is prepared once for all the lists that search it.
     """
-    places: list[tuple[int | None, str | None, str]] = [(None, None, t) for t in screening.answer_texts()]
-    for index, call in screening.screened_tool_calls():
-        places.extend((index, path, value) for path, value in textlib.argument_strings(call.arguments, keys=True))
-    return places
+    places = [(None, None, text) for text in screening.answer_texts()]
+    places.extend(screening.tool_argument_texts(keys=True))
+    return [(index, path, prepare(text)) for index, path, text in places]
 
 
 def _required_text(screening) -> str | None:
@@ -103,28 +104,28 @@ def _required_text(screening) -> str | None:
 
 
 def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
-    places = _forbidden_places(screening)
-    required_text = _UNREAD  # counting words costs: read only when a list demands required terms
+    # Both read on first need: a list may hold only required terms, and counting words costs.
+    places = None
+    required_text = _UNREAD
     findings = []
     for item in in_scope:
         finding = Finding(item)
         matcher = item.compiled.forbidden
         if len(matcher):
-            found: list[str] = []
-            for index, path, text in places:
-                hits = matcher.find(text)
-                if not hits:
-                    continue
-                if not found:
-                    _point_at(screening, finding, hits[0], index, path, text)
-                found.extend(hits)
-            if found:
-                found_set = set(found)
-                finding.forbidden = [term for term in matcher.terms if term in found_set]
+            if places is None:
+                places = _forbidden_places(screening)
+            found: set[str] = set()
+            for index, path, prepared in places:
+                hits = matcher.find(prepared)
+                if hits and not found:
+                    _point_at(screening, finding, hits[0], index, path, prepared.text)
+                found.update(hits)
+            finding.forbidden = [term for term in matcher.terms if term in found]
         required = item.compiled.required
         if item.required_apply and len(required):
             if required_text is _UNREAD:
-                required_text = _required_text(screening)
+                text = _required_text(screening)
+                required_text = None if text is None else prepare(text)
             if required_text is not None:
                 present = set(required.find(required_text))
                 finding.missing = [term for term in required.terms if term not in present]
@@ -145,32 +146,28 @@ def _point_at(screening, finding: Finding, term: str, index, path, text: str) ->
 
 
 # --- what a person reads ---
-def _forbidden_sentence(finding: Finding, language: str | None) -> str:
-    return messages.render(messages.TERM_FORBIDDEN, language, list=finding.item.compiled.name,
-                           terms=", ".join(finding.forbidden))
-
-
-def _missing_sentence(finding: Finding, language: str | None) -> str:
-    return messages.render(messages.TERM_MISSING, language, list=finding.item.compiled.name,
-                           terms=", ".join(finding.missing))
-
-
-def _with_list_message(sentences: list[str], finding: Finding) -> list[str]:
+def _sentences(finding: Finding, language: str | None) -> list[str]:
+    """What one list says: its terms found, its required terms missing, its own message."""
+    name = finding.item.compiled.name
+    sentences = []
+    if finding.forbidden:
+        sentences.append(messages.render(messages.TERM_FORBIDDEN, language, list=name,
+                                         terms=", ".join(finding.forbidden)))
+    if finding.missing:
+        sentences.append(messages.render(messages.TERM_MISSING, language, list=name,
+                                         terms=", ".join(finding.missing)))
     own = finding.item.compiled.message.strip()
-    return [*sentences, own] if own else sentences
+    if own:
+        sentences.append(own)
+    return sentences
 
 
 def _block_message(screening, blocking: list[Finding]) -> str:
-    """Each blocking list: its terms found, its required terms missing, its own message."""
+    """What each blocking list says; then, when the output proposes tool calls, that none was proposed."""
     language = screening.facts.reader_language
     parts = []
     for finding in blocking:
-        sentences = []
-        if finding.forbidden:
-            sentences.append(_forbidden_sentence(finding, language))
-        if finding.missing:
-            sentences.append(_missing_sentence(finding, language))
-        parts.extend(_with_list_message(sentences, finding))
+        parts.extend(_sentences(finding, language))
     if screening.output.tool_calls:
         parts.append(messages.render(messages.TOOL_CHANGE_NOT_PROPOSED, language))
     return " ".join(parts)
@@ -184,12 +181,7 @@ def _report(screening, finding: Finding) -> None:
     suffix = messages.render(messages.TERM_REPORTED_SUFFIX, language)
     hint = {"check": CHECK, "configuration": finding.item.configuration.identifier,
             "list": finding.item.compiled.name}
-    sentences = []
-    if finding.forbidden:
-        sentences.append(_forbidden_sentence(finding, language))
-    if finding.missing:
-        sentences.append(_missing_sentence(finding, language))
-    message = " ".join([*_with_list_message(sentences, finding), suffix])
+    message = " ".join([*_sentences(finding, language), suffix])
     if finding.forbidden:
         hint.update(type="forbidden", terms=finding.forbidden)
         if finding.missing:

@@ -44,9 +44,13 @@ import ahocorasick
 __all__ = [
     "MSG_ONLY_STAR_OR_SPACE",
     "MSG_STAR_NOT_AT_END",
+    "Prepared",
+    "TAG_RE",
     "TermMatcher",
     "TermMatcherError",
+    "first_match",
     "parse_terms",
+    "prepare",
     "validate_term",
 ]
 
@@ -97,7 +101,9 @@ _ODD_BMP_CHARS = sorted(
     | {cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20}
 )
 _ODD_CHAR_RE = re.compile(f"[{_char_class(_ODD_BMP_CHARS)}\\U00010000-\\U0010ffff]")
-_TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
+# What a tag is (see above).  governance/text.py counts words with it, so finished text (SPEC §3) and
+# matching read the same text: in `<b <i>x` the tag is `<b <i>`.
+TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.
 _STAR_RUN_RE = re.compile(f"(?:[^\\W_]|[{_char_class(_MARKS)}])*")
 # Pads a scanned string so the characters before and after a hit always exist.  It is a format
@@ -153,7 +159,7 @@ def _reader_form(collapsed: str) -> str:
     if last_close > 0:
         # No tag starts after the last '>'.  Leaving that tail out of the search keeps it linear:
         # otherwise every '<a' of a text like '<a<a<a...' would scan to the end looking for '>'.
-        text = _TAG_RE.sub("", text[: last_close + 1]) + text[last_close + 1 :]
+        text = TAG_RE.sub("", text[: last_close + 1]) + text[last_close + 1 :]
     if "&" in text:
         text = html.unescape(text)
     text, odd_space = _without_format_chars(text)
@@ -213,6 +219,81 @@ def parse_terms(text_or_lines: str | Iterable[str]) -> list[str]:
     return terms
 
 
+_UNBUILT = object()
+
+
+class Prepared:
+    """A text in the forms find() scans, made once for every list that searches it: as delivered at
+    once, the reader's form when a list first needs it (one whose terms were not all found as
+    delivered).  Meant for one thread: the lazy form is built without a lock."""
+
+    __slots__ = ("text", "delivered", "_collapsed", "_reader")
+
+    def __init__(self, text: str):
+        self.text = text
+        # Collapsing white space first serves both forms: markup stripped from a collapsed text
+        # reads the same as markup stripped from the text, up to white space, collapsed again.
+        self._collapsed = _collapse_ws(text)
+        self.delivered = _padded(self._collapsed)
+        self._reader: object = _UNBUILT
+
+    @property
+    def reader(self) -> str | None:
+        """The padded reader's form, or None when it reads as delivered."""
+        if self._reader is _UNBUILT:
+            reader = _reader_form(self._collapsed)
+            # Most texts carry no markup; then the second form is the first and needs no scan.
+            self._reader = _padded(reader) if reader != self._collapsed else None
+        return self._reader
+
+
+def prepare(text: str) -> Prepared:
+    """`text` made ready for any number of TermMatcher.find calls."""
+    return Prepared(text)
+
+
+def first_match(term: str, text: str) -> tuple[int, int] | None:
+    """Where `term` first occurs in `text` read as delivered, by find()'s rules: (start, end) offsets
+    into `text`, or None (also for a term the contract refuses).
+
+    For quoting a hit (one term, one text): it compiles a pattern, so lists are matched with find().
+    """
+    error, key, star = _analyse(term.strip())
+    if error:
+        return None
+    # A space in a key stands for a whole white-space run of the text (find() scans a collapsed
+    # text); greedy, \s+ never stops inside a run where a non-space must follow.
+    search = re.compile(r"\s+".join(map(re.escape, key.split(" ")))).search
+    lowered = _lower(text)
+    padded = f"{_SENTINEL}{lowered}{_SENTINEL}"
+    extra = _EXTRA_WORD_CHARS
+    match = search(padded)
+    while match is not None:
+        start, end = match.span()
+        # The boundaries exactly as TermMatcher._scan checks them.
+        before = padded[start - 1]
+        if not (before.isalnum() or before in extra):
+            if star:
+                stop = _STAR_RUN_RE.match(padded, end).end()
+                if padded[stop] != "_":
+                    return _origin(text, lowered, start - 1, stop - 1)
+            elif not (padded[end].isalnum() or padded[end] in extra):
+                return _origin(text, lowered, start - 1, end - 1)
+        match = search(padded, start + 1)
+    return None
+
+
+def _origin(text: str, lowered: str, start: int, end: int) -> tuple[int, int]:
+    """Offsets into the lower-cased text as offsets into `text`."""
+    if len(lowered) == len(text):
+        return start, end
+    # Only `İ` lower-cases to more than one code point (`i` and a combining dot); a hit never
+    # splits the pair, since the dot is a word character.
+    origin = [index for index, char in enumerate(text) for _ in char.lower()]
+    origin.append(len(text))
+    return origin[start], origin[end]
+
+
 class TermMatcherError(ValueError):
     """A list holds terms that the contract refuses; `errors` pairs each with its message."""
 
@@ -250,20 +331,23 @@ class TermMatcher:
     def __repr__(self) -> str:
         return f"<TermMatcher of {len(self.terms)} terms>"
 
-    def find(self, text: str) -> list[str]:
-        """The list's terms that occur in `text`: as written in the list, in list order, each once."""
-        if not self.terms or not text:
+    def find(self, text: str | Prepared) -> list[str]:
+        """The list's terms that occur in `text`: as written in the list, in list order, each once.
+
+        `text` may be prepare()d, when several lists search the same text.
+        """
+        if not self.terms:
             return []
+        if not isinstance(text, Prepared):
+            if not text:
+                return []
+            text = Prepared(text)
         found: set[int] = set()
-        # Collapsing white space first serves both forms: markup stripped from a collapsed text
-        # reads the same as markup stripped from the text, up to white space, collapsed again.
-        collapsed = _collapse_ws(text)
-        self._scan(_padded(collapsed), found)
+        self._scan(text.delivered, found)
         if len(found) < len(self.terms):
-            reader = _reader_form(collapsed)
-            # Most texts carry no markup; then the second form is the first and needs no scan.
-            if reader != collapsed:
-                self._scan(_padded(reader), found)
+            reader = text.reader
+            if reader is not None:
+                self._scan(reader, found)
         return [self.terms[index] for index in sorted(found)]
 
     def _scan(self, padded: str, found: set[int]) -> None:

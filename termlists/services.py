@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from django.db import DatabaseError, transaction
 
 from governance import text as textlib
-from termlists.matcher import TermMatcher
+from termlists.matcher import TermMatcher, first_match
 
 # Scope of a list for one call (SPEC §5.1).
 ALL_TERMS = "all"  # forbidden and required terms apply
@@ -25,7 +25,6 @@ class TableMissing(Exception):
 class CompiledList:
     """One saved version of a list, its terms compiled."""
 
-    id: int
     name: str
     mode: str
     message: str
@@ -76,13 +75,19 @@ def scope_of(site: str, language: str, facts) -> str | None:
 
 
 # --- loading ---
-# "no such column" and a column that "does not exist" are the same situation one migration later.
-_TABLE_MISSING_MARKERS = ("no such table", "no such column", "does not exist", "doesn't exist")
+# A missing term-list table, as PostgreSQL, SQLite and MySQL word it. Only a table: SPEC §4 lets the
+# text pass only while the lists cannot exist yet. A missing column means the table is there, with
+# lists in it that cannot be read, and those fail closed like any other unreadable list. The
+# lookbehind keeps out PostgreSQL's `column "mode" of relation "termlists_termlist" does not exist`.
+_MISSING_TABLE_RE = re.compile(
+    r'(?<!of )relation "(?:\w+\.)?termlists_termlist\w*" does not exist'
+    r"|no such table: (?:\w+\.)?termlists_termlist\w*"
+    r"|table '(?:\w+\.)?termlists_termlist\w*' doesn't exist"
+)
 
 
 def _is_missing_table(exc: Exception) -> bool:
-    message = str(exc).lower()
-    return "termlists_termlist" in message and any(marker in message for marker in _TABLE_MISSING_MARKERS)
+    return _MISSING_TABLE_RE.search(str(exc).lower()) is not None
 
 
 def _guarded(query):
@@ -148,8 +153,8 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
 def lists_for(facts) -> list[ListInScope]:
     """The active lists that apply to the call, by name, each once, with compiled matchers.
 
-    Raises TableMissing when the table does not exist; any other failure propagates (the caller
-    fails closed).
+    Reuses the scope rows any_list_applies read for the same call facts. Raises TableMissing when the
+    table does not exist; any other failure propagates (the caller fails closed).
     """
     configurations = facts.configurations
     if not configurations:
@@ -162,7 +167,9 @@ def _load(facts, configurations) -> list[ListInScope]:
     rank = {config.pk: position for position, config in enumerate(configurations)}
     chosen: dict[int, ScopeRow] = {}
     scopes: dict[int, str] = {}
-    rows = _scope_rows(list(by_id))
+    rows = facts.term_list_rows
+    if rows is None:
+        rows = _scope_rows(list(by_id))
     if rows:
         _forget_stale(rows[0].policy_version)
     for row in rows:
@@ -184,6 +191,8 @@ def any_list_applies(facts) -> bool:
     if not configurations:
         return False
     rows = _guarded(lambda: _scope_rows([config.pk for config in configurations]))
+    # A held stream is screened next, with these facts: lists_for then reads no scope again.
+    facts.term_list_rows = rows
     return any(scope_of(row.site, row.language, facts) for row in rows)
 
 
@@ -227,7 +236,6 @@ def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> Compil
             return held[1]
         forbidden, required = terms if terms is not None else _terms_of(row.id)
         compiled = CompiledList(
-            id=row.id,
             name=row.name,
             mode=row.mode,
             message=row.message,
@@ -286,34 +294,15 @@ def locate(term: str, text: str) -> tuple[str | None, int | None]:
     """Where `term` occurs in `text`: (passage, offset into `text`) as delivered; else (passage found
     with markup removed, None); else (None, None).
 
-    Mirrors the matcher's contract closely enough to point at a hit; the matcher alone decides
-    whether a term is found.
+    The matcher's own rules decide where (matcher.first_match), so the passage is a hit find() counts:
+    a combining mark belongs to its word, and a trailing `*` quotes the whole word.
     """
-    pattern = _locator(term)
-    if pattern is None:
-        return None, None
+    span = first_match(term, text)
+    if span is not None:
+        return text[span[0]:span[1]], span[0]
     stripped = textlib.strip_markup(text)
-    for form, offsets in ((text, True), (stripped, stripped == text)):
-        lowered = form.lower()
-        if len(lowered) == len(form):
-            match = pattern.search(lowered)
-        else:  # lower-casing changed the length (e.g. `İ`): match the original, case aside
-            match = pattern.search(form)
-        if match:
-            return form[match.start():match.end()], match.start() if offsets else None
+    if stripped != text:
+        span = first_match(term, stripped)
+        if span is not None:
+            return stripped[span[0]:span[1]], None
     return None, None
-
-
-def _locator(term: str) -> re.Pattern | None:
-    term = term.strip()
-    star = term.endswith("*")
-    words = term.rstrip("*").lower().split()
-    if not words:
-        return None
-    body = r"\s+".join(re.escape(word) for word in words)
-    if star:
-        if term.rstrip("*") != term.rstrip("*").rstrip():
-            body += r"\s+"
-        body += r"[^\W_]*"
-    return re.compile(rf"(?<!\w){body}(?!\w)", re.IGNORECASE)
-

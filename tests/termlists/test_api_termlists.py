@@ -4,6 +4,7 @@ POST /api/v1/screenings and POST /api/v1/completions sees, and what the governan
 import json
 
 import pytest
+from django.db import connection
 from django.db.utils import OperationalError, ProgrammingError
 from rest_framework.test import APIClient
 
@@ -422,6 +423,21 @@ def test_report_hint_passage_is_the_occurrence_as_written_in_the_text(api, make_
     assert text[hint["start"]:hint["end"]] == "RABATTAKTION"
 
 
+@pytest.mark.parametrize(
+    ("term", "text", "passage", "start"),
+    [
+        # A combining mark belongs to its word: the first `Kunde` is `Kundé`, the hit is the second.
+        ("Kunde", "Kunde\u0301 und Kunde", "Kunde", 11),
+        # A trailing `*` takes marks and letters alike: the whole word is quoted.
+        ("cafe*", "cafe\u0301x", "cafe\u0301x", 0),
+    ],
+)
+def test_report_hint_points_at_the_hit_the_matcher_counts(api, make_list, term, text, passage, start):
+    make_list(forbidden=term, mode="report")
+    (hint,) = screen(api, text)["hints"]
+    assert (hint["passage"], hint["start"], hint["end"]) == (passage, start, start + len(passage))
+
+
 def test_report_hint_offsets_are_null_when_the_passage_is_not_verbatim_in_the_text(api, make_list):
     make_list(forbidden="Kunde", mode="report")
     hint = screen(api, "Der Kun<b>de</b> zahlt")["hints"][0]
@@ -529,6 +545,19 @@ def test_another_missing_table_is_not_that_exception(api, monkeypatch):
 
     monkeypatch.setattr(services, "_scope_rows", missing)
     assert screen(api, "Der Kunde zahlt.")["outcome"] == "blocked"
+
+
+def test_a_missing_column_blocks(api, make_list):
+    # The table holds a list, but a column the code reads is missing (a migration not run): the list
+    # exists and cannot be read, so the text is stopped, not waved through as "no table yet".
+    make_list(forbidden="Kunde")
+    quote = connection.ops.quote_name
+    with connection.cursor() as cursor:  # undone with the test's transaction
+        cursor.execute(f"ALTER TABLE {quote('termlists_termlist')} RENAME COLUMN {quote('mode')} TO {quote('mode_gone')}")
+    body = screen(api, "Guten Tag.")
+    assert body["outcome"] == "blocked"
+    assert check_result(body) == {"check": "term_list", "result": "blocked", "reason": "check_failed"}
+    assert body["block"]["message"] == "The term lists could not be checked, so the text was stopped."
 
 
 # --- caching, invalidated by an edit (SPEC §5.5) ---
@@ -668,3 +697,45 @@ def test_a_tool_run_stream_is_not_held_and_its_answer_not_searched(api, make_lis
     deltas = [data["text"] for name, data in events if name == "delta"]
     assert len(deltas) > 1
     assert events[-1][0] == "done" and events[-1][1]["outcome"] == "allowed"
+
+
+def test_a_tool_run_stream_proposing_a_forbidden_write_ends_blocked_without_tool_calls(
+    api, make_list, provider_server, provider_key
+):
+    make_list(forbidden="Kunde")
+    provider_server.script([{
+        "stream_chunks": ["Saving ", "the ", "page."],
+        "tool_calls": [{"id": "call_1", "name": "read_page", "arguments": {"path": "home"}},
+                       {"id": "call_2", "name": "save_page", "arguments": {"body": "Der Kunde zebracorn"}}],
+    }])
+    tools = [{"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+             for name in ("read_page", "save_page")]
+    events = sse_events(complete(api, stream=True, tools=tools, read_tools=["read_page"]))
+    names = [name for name, _ in events]
+    # The answer is conversation (SPEC §8.2): it streams live; the write's argument is what stops it.
+    assert "".join(data["text"] for name, data in events if name == "delta") == "Saving the page."
+    assert names[-2:] == ["blocked", "done"]
+    block = events[-2][1]["block"]
+    assert block["check"] == "term_list"
+    assert block["message"] == "The term list “Brand” does not allow: Kunde. The change was not proposed."
+    done = events[-1][1]
+    assert done["outcome"] == "blocked"
+    assert "tool_calls" not in done and "text" not in done
+    assert "zebracorn" not in json.dumps(events)
+
+
+def test_a_held_stream_reads_the_lists_in_scope_once(api, make_list, provider_server, provider_key, monkeypatch):
+    make_list(forbidden="Kunde")
+    reads = []
+    real = services._scope_rows
+
+    def counting(configuration_ids):
+        reads.append(configuration_ids)
+        return real(configuration_ids)
+
+    monkeypatch.setattr(services, "_scope_rows", counting)
+    provider_server.script([{"stream_chunks": ["Der ", "Kunde ", "zahlt."]}])
+    events = sse_events(complete(api, stream=True))
+    # One read decides the hold and serves the screening that then blocks.
+    assert [name for name, _ in events] == ["blocked", "done"]
+    assert len(reads) == 1

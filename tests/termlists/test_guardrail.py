@@ -63,6 +63,12 @@ def test_scope_of(list_site, list_language, call_site, call_language, expected):
         ("Kunde", "Der Kun<b>de</b>", ("Kunde", None)),  # only with markup removed: no offset
         ("Kunde", "nichts", (None, None)),
         ("Straße", "STRAẞE", ("STRAẞE", 0)),
+        # Where the matcher finds it: a combining mark belongs to its word, a `*` takes it too.
+        ("Kunde", "Kunde\u0301 und Kunde", ("Kunde", 11)),
+        ("cafe*", "cafe\u0301x", ("cafe\u0301x", 0)),
+        ("Kunde", "Kunde\u0301 <b>x</b>", (None, None)),
+        ("i*", "xİ İy", ("İy", 3)),  # `İ` lower-cases to two code points; offsets stay in the text
+        ("Rabatt*", "Rabatt_x Rabatte", ("Rabatte", 9)),
     ],
 )
 def test_locate(term, text, expected):
@@ -85,7 +91,6 @@ def test_locate(term, text, expected):
     ],
 )
 def test_word_counts_read_markup_as_the_matcher_does(text):
-    assert textlib._TAG.pattern == matcher._TAG_RE.pattern
     reader_form = matcher._reader_form(matcher._collapse_ws(text))
     word = re.compile(r"[^\W_]+")
     assert word.findall(textlib.strip_markup(text)) == word.findall(reader_form)
@@ -127,8 +132,13 @@ def test_argument_strings_with_keys_for_the_forbidden_search_only():
         (ProgrammingError("(1146, \"Table 'gavel.termlists_termlist' doesn't exist\")"), True),
         (OperationalError("database is locked"), False),
         (ProgrammingError('relation "governance_policyversion" does not exist'), False),
-        (ProgrammingError("column termlists_termlist.mode does not exist"), True),  # a migration later
-        (OperationalError("no such column: termlists_termlist.mode"), True),
+        (ProgrammingError('relation "public.termlists_termlist_configurations" does not exist'), True),
+        (OperationalError("no such table: main.termlists_termlist"), True),
+        # A missing column: the table and its lists exist but cannot be read, so they fail closed.
+        (ProgrammingError("column termlists_termlist.mode does not exist"), False),
+        (OperationalError("no such column: termlists_termlist.mode"), False),
+        (ProgrammingError('column "mode" of relation "termlists_termlist" does not exist'), False),
+        (OperationalError("(1054, \"Unknown column 'termlists_termlist.mode' in 'field list'\")"), False),
     ],
 )
 def test_is_missing_table(error, missing):

@@ -16,7 +16,9 @@ from termlists.matcher import (
     MSG_STAR_NOT_AT_END,
     TermMatcher,
     TermMatcherError,
+    first_match,
     parse_terms,
+    prepare,
     validate_term,
 )
 from termlists.matcher import _collapse_ws  # its two paths are tested directly
@@ -283,9 +285,16 @@ def ref_consume(text, pos, pieces):
 
 
 def ref_occurs(pieces, star, text):
+    return ref_first_span(pieces, star, text) is not None
+
+
+def ref_first_span(pieces, star, text):
+    """(start, end) of the first match in `text`, as offsets into `text`, or None."""
     # The contract compares lower-cased text; lowering never changes whether a character is a word
     # character or white space, so the boundary rules read the same on the lowered text.
-    text = "".join(ref_lower(ch) for ch in text)
+    lowered = [ref_lower(ch) for ch in text]
+    origin = [index for index, low in enumerate(lowered) for _ in low] + [len(text)]
+    text = "".join(lowered)
     for start in range(len(text) + 1):
         if start > 0 and ref_is_word(text[start - 1]):
             continue
@@ -298,8 +307,8 @@ def ref_occurs(pieces, star, text):
             if all(ref_is_star_char(ch) for ch in text[end:stop]) and (
                 stop == len(text) or not ref_is_word(text[stop])
             ):
-                return True
-    return False
+                return origin[start], origin[stop]
+    return None
 
 
 def reference_find(terms, text):
@@ -395,6 +404,30 @@ def test_matches_reference(data):
     text, text_words = data.draw(texts_with_words(), label="text")
     terms = data.draw(term_lists(text, text_words), label="terms")
     assert TermMatcher(terms).find(text) == reference_find(terms, text)
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_lists_sharing_a_prepared_text_find_what_each_finds_alone(data):
+    text, text_words = data.draw(texts_with_words(), label="text")
+    first = data.draw(term_lists(text, text_words), label="first list")
+    second = data.draw(term_lists(text, text_words), label="second list")
+    prepared = prepare(text)
+    # The second list meets the forms the first one built (or left unbuilt).
+    assert TermMatcher(first).find(prepared) == TermMatcher(first).find(text)
+    assert TermMatcher(second).find(prepared) == TermMatcher(second).find(text)
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_first_match_points_where_the_reference_matches(data):
+    # What a hint quotes must be a hit find() counts: in the text as delivered, and in its reader's
+    # form (where the hint quotes a passage without offsets).
+    text, text_words = data.draw(texts_with_words(), label="text")
+    for term in data.draw(term_lists(text, text_words), label="terms"):
+        pieces, star = ref_compile(term)
+        for form in (text, ref_reader_form(text)):
+            assert first_match(term, form) == ref_first_span(pieces, star, form), (term, form)
 
 
 @PROPERTY_SETTINGS
