@@ -76,3 +76,11 @@ def test_depth_is_measured_without_recursion():
     assert nested_deeper_than(deep)
     assert not nested_deeper_than({"a": [1, {"b": "c"}]}, limit=3)
     assert nested_deeper_than({"a": [1, {"b": ["c"]}]}, limit=3)
+
+
+def test_the_refusal_is_in_the_readers_language(api, configuration):
+    response = api.post("/api/v1/screenings", {"configuration": configuration.identifier, "format": "json",
+                                               "text": nested(MAX_JSON_DEPTH + 1, "x")},
+                        format="json", HTTP_ACCEPT_LANGUAGE="de")
+    error = assert_error(response, 400, "invalid")
+    assert error["fields"] == {"text": [f"Das JSON ist mehr als {MAX_JSON_DEPTH} Ebenen tief verschachtelt."]}
