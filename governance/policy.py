@@ -18,6 +18,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from governance.models import Configuration, Provider, normalise_tags
+from governance.signals import one_bump
 from snippets.models import Snippet
 from termlists.matcher import parse_terms, validate_term
 from termlists.models import TermList
@@ -901,7 +902,9 @@ def import_policy(document, *, prune: bool = False, dry_run: bool = False) -> Im
         doc = _read_document(document, errors, prune=prune)
         if errors:
             raise PolicyInvalid(errors.by_path)
-        _apply(doc, report, prune=prune, write=not dry_run)
+        # One import is one policy edit: one version bump, however many records it writes.
+        with one_bump():
+            _apply(doc, report, prune=prune, write=not dry_run)
         if dry_run:
             transaction.set_rollback(True)
     return report

@@ -1,4 +1,7 @@
 """Bump the policy version on every policy edit, so cached verdicts and matchers expire (SPEC §5.5)."""
+from contextlib import contextmanager
+from contextvars import ContextVar
+
 from django.apps import apps
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
@@ -10,10 +13,34 @@ POLICY_MODELS = (
 )
 
 
+# Inside one_bump(): the edits seen so far, bumped once at its end instead of once each.
+_pending: ContextVar[list | None] = ContextVar("policy_edits_pending", default=None)
+
+
+@contextmanager
+def one_bump():
+    """Many saves that are one policy edit (an import): one version bump at the end, none if nothing
+    was saved or the block raised (its transaction is rolled back anyway)."""
+    from governance.models import PolicyVersion
+
+    pending: list = []
+    token = _pending.set(pending)
+    try:
+        yield
+    finally:
+        _pending.reset(token)
+    if pending:
+        PolicyVersion.bump()
+
+
 def _bump(sender, **kwargs):
     from governance.models import PolicyVersion
 
     if kwargs.get("raw"):
+        return
+    pending = _pending.get()
+    if pending is not None:
+        pending.append(sender)
         return
     PolicyVersion.bump()
 

@@ -71,10 +71,14 @@ def api(db, configuration, make_consumer):
 def _isolated_cache_and_key(monkeypatch):
     """Throttle counts live in the cache and are keyed by consumer id, which a
     rolled-back SQLite database reuses: start every test with an empty cache.
-    The test provider's key variable is set so litellm's OpenAI route sends."""
+    The test provider's key variable is set so litellm's OpenAI route sends.
+    A request's LocaleMiddleware leaves its language active in the thread (a
+    server's next request activates its own): every test ends in the default."""
     from django.core.cache import cache
+    from django.utils import translation
 
     monkeypatch.setenv("GAVEL_TEST_KEY", "test-key-not-secret")
     cache.clear()
     yield
     cache.clear()
+    translation.deactivate()

@@ -257,6 +257,15 @@ def test_a_change_saves_only_the_changed_record():
     assert PolicyVersion.current() > version
 
 
+def test_an_import_is_one_policy_edit_one_version_bump():
+    version = PolicyVersion.current()
+    report = policy.import_policy(example())
+    assert len(report.created) > 3  # providers, configurations, snippets, term lists and their scopes
+    assert PolicyVersion.current() == version + 1
+    Provider.objects.create(name="after-import", route="openai")  # outside an import: one bump per save
+    assert PolicyVersion.current() == version + 2
+
+
 def test_dry_run_reports_and_writes_nothing():
     version = PolicyVersion.current()
     report = policy.import_policy(example(), dry_run=True)
