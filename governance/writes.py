@@ -1,7 +1,10 @@
 """Writes of policy records (providers, configurations) from plain data.
 
-`save_record` is the service every write path calls, so the admin-only fields
-of SPEC §2.3 are refused to a non-administrator in one place.
+`save_record` is the service layer of SPEC §2.3: the admin saves through it, and
+any future write path by a person must too, so the admin-only fields are refused
+to a non-administrator in one place. A policy import is an administrator's act by
+definition (only `manage.py import_policy` and administrator consumers reach it)
+and writes its records directly (governance/policy.py).
 """
 from django.core.exceptions import FieldDoesNotExist, ValidationError
 from django.db import models, transaction
