@@ -3,7 +3,7 @@ from datetime import datetime
 
 from django.utils.translation import gettext as _
 
-from governance.api.errors import BadInput, NotGranted, UnknownRecord
+from governance.errors import BadInput, NotGranted, UnknownRecord
 from governance.models import Configuration, Consumer, PolicyVersion, Provider
 from governance.screening import CallFacts, Output, ToolCall, run_pipeline
 

@@ -88,7 +88,7 @@ class ChatJudge:
         self.identifier = configuration.identifier
 
     def decide(self, rule_set: RuleSet, text: str, context: JudgeContext) -> JudgeDecision:
-        from governance.api.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+        from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
         from governance.completions import call_model
 
         prompt = prompts.judge_prompt(rule_set.numbered(), text)

@@ -7,55 +7,33 @@ from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
 
+from governance.errors import (  # noqa: F401  (re-exported for the views)
+    BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderFailed, ProviderTimedOut, TooLarge,
+    UnknownRecord,
+)
 from governance.middleware import error_body, error_response, is_json_path
 
 logger = logging.getLogger("gavel.api")
 
 
-class GavelAPIError(exceptions.APIException):
-    """An API error with a stable code and, optionally, field errors."""
-
-    def __init__(self, message: str, *, code: str | None = None, status_code: int | None = None, fields=None):
-        super().__init__(detail=message, code=code or self.default_code)
-        if status_code:
-            self.status_code = status_code
-        self.error_code = code or self.default_code
-        self.fields = fields or {}
-
-
-class BadInput(GavelAPIError):
-    status_code = status.HTTP_400_BAD_REQUEST
-    default_code = "invalid"
+# The HTTP status of each domain error; the services never see these numbers.
+STATUS_OF = {
+    BadInput: status.HTTP_400_BAD_REQUEST,
+    TooLarge: status.HTTP_413_REQUEST_ENTITY_TOO_LARGE,
+    NotGranted: status.HTTP_403_FORBIDDEN,
+    UnknownRecord: status.HTTP_404_NOT_FOUND,
+    Conflict: status.HTTP_409_CONFLICT,
+    BudgetExceeded: status.HTTP_429_TOO_MANY_REQUESTS,
+    ProviderFailed: status.HTTP_502_BAD_GATEWAY,
+    ProviderTimedOut: status.HTTP_504_GATEWAY_TIMEOUT,
+}
 
 
-class TooLarge(GavelAPIError):
-    status_code = status.HTTP_413_REQUEST_ENTITY_TOO_LARGE
-    default_code = "too_large"
-
-
-class NotGranted(GavelAPIError):
-    status_code = status.HTTP_403_FORBIDDEN
-    default_code = "forbidden"
-
-
-class UnknownRecord(GavelAPIError):
-    status_code = status.HTTP_404_NOT_FOUND
-    default_code = "not_found"
-
-
-class BudgetExceeded(GavelAPIError):
-    status_code = status.HTTP_429_TOO_MANY_REQUESTS
-    default_code = "budget_exceeded"
-
-
-class ProviderFailed(GavelAPIError):
-    status_code = status.HTTP_502_BAD_GATEWAY
-    default_code = "provider_error"
-
-
-class ProviderTimedOut(GavelAPIError):
-    status_code = status.HTTP_504_GATEWAY_TIMEOUT
-    default_code = "provider_timeout"
+def status_of(exc: GavelError) -> int:
+    for klass in type(exc).__mro__:
+        if klass in STATUS_OF:
+            return STATUS_OF[klass]
+    return status.HTTP_400_BAD_REQUEST
 
 
 def field_messages(detail) -> dict:
@@ -99,9 +77,8 @@ def exception_handler(exc, context):
     elif isinstance(exc, DjangoPermissionDenied):
         exc = exceptions.PermissionDenied(str(exc) or None)
 
-    if isinstance(exc, GavelAPIError):
-        body = error_body(exc.error_code, str(exc.detail), exc.fields)
-        return Response(body, status=exc.status_code)
+    if isinstance(exc, GavelError):
+        return Response(error_body(exc.code, exc.message, exc.fields), status=status_of(exc))
     if isinstance(exc, exceptions.ValidationError):
         fields = field_messages(exc.detail)
         return Response(error_body("invalid", "The request has invalid fields.", fields), status=400)

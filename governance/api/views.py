@@ -18,7 +18,7 @@ from rest_framework.views import APIView
 from governance import completions, policy, services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
-from governance.api.errors import BadInput, TooLarge
+from governance.errors import BadInput, TooLarge
 from governance.models import GovernanceEvent, PolicyVersion
 
 ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (400, 401, 403, 404, 413, 429)}

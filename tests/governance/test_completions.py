@@ -203,7 +203,7 @@ def test_a_fallback_of_another_kind_is_never_asked(api, provider_server, backup)
 
 
 def test_a_timeout_cap_bounds_the_whole_chain_and_no_attempt_starts_after_it(provider_server, backup, configuration):
-    from governance.api.errors import ProviderTimedOut
+    from governance.errors import ProviderTimedOut
     from governance.completions import call_model
 
     call_model(configuration, USER, correlation_id="warm", actor="test")  # litellm's first import, not timed

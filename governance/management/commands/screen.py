@@ -9,7 +9,8 @@ import logging
 from django.core.management.base import BaseCommand
 
 from governance import services
-from governance.api.errors import GavelAPIError, field_messages
+from governance.api.errors import field_messages
+from governance.errors import GavelError
 from governance.api.serializers import ScreeningRequestSerializer
 from governance.management import read_input
 from governance.middleware import error_body
@@ -66,8 +67,8 @@ class Command(BaseCommand):
             screening, version = services.screen(
                 serializer.validated_data, consumer=None, actor=ACTOR, reader_language=None
             )
-        except GavelAPIError as exc:
-            self.fail(error_body(exc.error_code, str(exc.detail), exc.fields))
+        except GavelError as exc:
+            self.fail(error_body(exc.code, exc.message, exc.fields))
         body = screening.as_response(version)
         self.stdout.write(json.dumps(body, ensure_ascii=False, indent=2, default=str))
         code = EXIT_CODES[body["outcome"]]

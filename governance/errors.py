@@ -1,0 +1,55 @@
+"""Domain errors the services and engines raise; the API layer maps them to HTTP.
+
+Each carries a stable `code` (the error body's `code`, SPEC §11.1), a message a
+person reads, and optional field errors. Nothing here knows HTTP exists:
+`governance/api/errors.py` owns the status of each.
+"""
+
+
+class GavelError(Exception):
+    """A refusal a caller can act on: a code, a message and, optionally, field errors."""
+
+    default_code = "error"
+
+    def __init__(self, message: str, *, code: str | None = None, fields=None):
+        super().__init__(message)
+        self.message = str(message)
+        self.code = code or self.default_code
+        self.fields = fields or {}
+
+    def __str__(self):
+        return self.message
+
+
+class BadInput(GavelError):
+    default_code = "invalid"
+
+
+class TooLarge(GavelError):
+    default_code = "too_large"
+
+
+class NotGranted(GavelError):
+    default_code = "forbidden"
+
+
+class UnknownRecord(GavelError):
+    default_code = "not_found"
+
+
+class Conflict(GavelError):
+    """The record is not in a state that allows the act (a running task cannot be cancelled)."""
+
+    default_code = "conflict"
+
+
+class BudgetExceeded(GavelError):
+    default_code = "budget_exceeded"
+
+
+class ProviderFailed(GavelError):
+    default_code = "provider_error"
+
+
+class ProviderTimedOut(GavelError):
+    default_code = "provider_timeout"
