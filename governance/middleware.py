@@ -17,7 +17,10 @@ HTTP_ERRORS = {
     404: ("not_found", "No such endpoint."),
     413: ("too_large", "The request body is too large."),
     500: ("server_error", SERVER_ERROR_MESSAGE),
+    503: ("unavailable", "A service Gavel needs is unreachable; try again shortly."),
 }
+# Seconds a client is asked to wait after a 503 (the database unreachable, e.g. restarting).
+RETRY_AFTER_UNAVAILABLE = 5
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
@@ -34,7 +37,17 @@ def error_response(status: int) -> JsonResponse:
     """The one error shape for an HTTP status, with a generic message."""
     fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
     code, message = HTTP_ERRORS.get(status, fallback)
-    return JsonResponse(error_body(code, message), status=status)
+    response = JsonResponse(error_body(code, message), status=status)
+    if status == 503:
+        response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE)
+    return response
+
+
+def is_outage(exc: BaseException) -> bool:
+    """The database could not be reached or dropped the connection: a 503, not a bug (a 500)."""
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError))
 
 
 class RequestIDMiddleware:
@@ -69,7 +82,11 @@ class RequestIDMiddleware:
             logger.warning("refused %s on %s (request %s): %s", type(exc).__name__, request.path, request.request_id,
                            exc)
             return error_response(400)
-        except Exception:
+        except Exception as exc:
+            if is_outage(exc):
+                logger.error("database unreachable on %s (request %s): %s", request.path, request.request_id,
+                             type(exc).__name__)
+                return error_response(503)
             logger.exception("unhandled error on %s (request %s)", request.path, request.request_id)
             return error_response(500)
         if response.status_code < 400 or response.get("Content-Type", "").startswith("application/json"):
@@ -93,5 +110,9 @@ class JSONErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_json_path(request.path):
             return None
+        if is_outage(exception):
+            logger.error("database unreachable on %s (request %s): %s", request.path,
+                         getattr(request, "request_id", "-"), type(exception).__name__)
+            return error_response(503)
         logger.exception("unhandled error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
         return error_response(500)
