@@ -120,7 +120,7 @@ def enqueue(task_id, *, countdown: float | None = None) -> None:
     from governance.tasks import run_task
 
     try:
-        run_task.apply_async(args=[str(task_id)], countdown=countdown)
+        run_task.apply_async(args=[str(task_id)], countdown=countdown, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except GavelError:
         raise
     except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the row
@@ -184,7 +184,7 @@ def run_budget_seconds(configuration, also) -> int:
             seconds += (len(judges) if isinstance(judges, list) else judges.count()) * JUDGE_TIMEOUT_CAP
     if configuration.escalation_id:
         seconds += sum(c.effective_timeout() for c in completions.chain_of(configuration.escalation))
-    return int(seconds) + 30
+    return int(seconds) + settings.GAVEL_TASK_LEASE_MARGIN_SECONDS
 
 
 def extend_lease(task: Task, seconds: int) -> None:
@@ -479,7 +479,7 @@ def notify(task_id) -> None:
     from governance.tasks import deliver_callback
 
     try:
-        deliver_callback.apply_async(args=[str(task_id), task.status])
+        deliver_callback.apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
         logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
 

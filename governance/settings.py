@@ -166,8 +166,9 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("GAVEL_VISIBILI
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
 # Publishing waits at most this long for a broker that is down (the sweep resends later).
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
-CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "timeout": 3}
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("GAVEL_CELERY_QUEUE", "gavel")
 CELERY_BEAT_SCHEDULE = {
     "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": 60.0},
     "purge-task-contents": {"task": "governance.purge_task_contents", "schedule": 24 * 3600.0},
@@ -215,6 +216,7 @@ GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS",
 # after it. It must exceed the longest legitimate run (docs/tasks.md) and, with the broker's
 # visibility timeout, bounds how late a dead worker's task finishes (SPEC §10: + 2 minutes).
 GAVEL_TASK_LEASE_SECONDS = env_int("GAVEL_TASK_LEASE_SECONDS", 120)
+GAVEL_TASK_LEASE_MARGIN_SECONDS = env_int("GAVEL_TASK_LEASE_MARGIN_SECONDS", 30)
 GAVEL_TASK_MAX_ATTEMPTS = env_int("GAVEL_TASK_MAX_ATTEMPTS", 4)
 GAVEL_TASK_RETRY_BASE_SECONDS = env_int("GAVEL_TASK_RETRY_BASE_SECONDS", 5)
 GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)

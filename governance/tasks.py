@@ -22,6 +22,10 @@ def purge_governance_task(days: int = 30) -> int:
     return deleted
 
 
+def visibility_timeout() -> float:
+    return float(settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600))
+
+
 @app.task(name="governance.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_task(task_id: str) -> str:
     """Claim, generate, screen and store one queued task or field fill."""
@@ -32,11 +36,14 @@ def run_task(task_id: str) -> str:
     if outcome.startswith("busy:"):
         # Another worker holds a live claim (this is a duplicate or a redelivery):
         # look again when its lease ends, so a task whose worker died is taken over.
+        # The wait stays under half the visibility timeout: a message held past it would be
+        # delivered a second time, and each copy would keep another copy alive.
         if not settings.CELERY_TASK_ALWAYS_EAGER:
-            queue.enqueue(task_id, countdown=float(outcome.split(":", 1)[1]))
+            wait = min(float(outcome.split(":", 1)[1]), visibility_timeout() / 2)
+            queue.enqueue(task_id, countdown=wait)
     elif outcome.startswith("retry:"):
         task = Task.objects.get(pk=task_id)
-        delay = queue.retry_delay(task.attempts)
+        delay = min(queue.retry_delay(task.attempts), visibility_timeout() / 2)
         if queue.release_for_retry(task, delay):
             logger.info("task %s attempt %s: provider failed (%s), next attempt in %.0f s",
                         task_id, task.attempts, outcome[6:], delay)

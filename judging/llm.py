@@ -184,6 +184,11 @@ def _litellm() -> Any:
     return _loaded
 
 
+def preload() -> None:
+    """Import and configure litellm now (Celery workers, before their first task)."""
+    _litellm()
+
+
 def _ensure_model_known(litellm: Any, target: ModelTarget, mode: str) -> None:
     """Put an unknown model into litellm's price map (without prices).
 
