@@ -19,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance import services
-from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, PolicyVersion, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
 
@@ -234,6 +234,11 @@ class PreparedCall:
 def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
     """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
     configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    if configuration.provider.kind == "decision":
+        # A decision model answers questions and writes no text (SPEC §6.4): never a chat call.
+        message = _("%(c)s is a decision configuration: it judges texts and writes none.") % {
+            "c": configuration.identifier}
+        raise BadInput(message, fields={"configuration": [message]})
     cap = over_budget(configuration)
     if cap:
         raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)

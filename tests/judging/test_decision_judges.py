@@ -282,3 +282,17 @@ def test_a_decision_allow_ends_the_chain(api, decided, judge, provider_server):
 def test_a_provider_error_is_a_failed_check_with_reason_error(api, decided, provider_server):
     provider_server.script([{"for_model": DECIDER_MODEL, "status": 400}])
     assert rules_check(screen(api)) == {"check": "rules_judge", "result": "blocked", "reason": "error"}
+
+
+def test_a_completion_through_a_decision_configuration_is_refused(make_consumer, decider, provider_server):
+    from rest_framework.test import APIClient
+
+    _consumer, token = make_consumer("decider-app", [decider])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = client.post("/api/v1/completions", {"configuration": "decider", "messages": [
+        {"role": "user", "content": "Write."}]}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["fields"] == {
+        "configuration": ["decider is a decision configuration: it judges texts and writes none."]}
+    assert provider_server.requests == []
