@@ -218,9 +218,9 @@ def test_a_task_cancelled_while_queued_is_never_generated(workers, writers, prov
 def test_the_sweep_sends_a_task_whose_message_was_lost(workers, writers, provider_server, monkeypatch):
     consumer, clean, _ = writers
     provider_server.set_default({"text": CLEAN})
-    monkeypatch.setattr(queue, "enqueue", lambda *a, **k: None)  # the broker "was down" at submit
-    task = submit(consumer, clean, 21)
-    monkeypatch.undo()
+    with monkeypatch.context() as patched:
+        patched.setattr(queue, "enqueue", lambda *a, **k: None)  # the broker "was down" at submit
+        task = submit(consumer, clean, 21)
     workers.start(1)
     assert queue.sweep(grace_seconds=0) == 1
     wait_until(lambda: Task.objects.get(pk=task.pk).status == "ready", 120, workers, "the swept task")
