@@ -415,3 +415,17 @@ def test_purge_empties_old_task_contents_and_keeps_the_facts(api, submit, eager,
     assert purged.hints[0]["passage"] is None and purged.hints[0]["terms"] == ["agenda"]
     assert purged.status == "ready" and purged.outcome == "allowed_with_hints"
     assert kept.answer == LONG and kept.hints[0]["passage"] == "agenda"
+
+
+def test_tasks_are_read_only_for_staff_in_the_admin(client, submit):
+    body = submit(task_body(), run=False).json()
+    staff = get_user_model().objects.create_user("desk", password="pw-desk-123", is_staff=True)
+    client.force_login(staff)
+    assert client.get("/admin/governance/task/").status_code == 200
+    page = client.get(f"/admin/governance/task/{body['id']}/change/")
+    assert page.status_code == 200 and "Write the launch text." in page.content.decode()
+    assert client.get("/admin/governance/task/add/").status_code == 403
+    assert client.post(f"/admin/governance/task/{body['id']}/delete/", {"post": "yes"}).status_code == 403
+    assert Task.objects.filter(pk=body["id"]).exists()
+    client.force_login(get_user_model().objects.create_user("reader"))
+    assert client.get("/admin/governance/task/").status_code == 302  # not staff: the admin login
