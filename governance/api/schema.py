@@ -114,6 +114,40 @@ class ScreeningRequestScheme(StrictSerializerScheme):
         return {"oneOf": [as_text, as_json], "description": schema.get("description", "")}
 
 
+# A character Python's str.strip() keeps (ECMA's \s is not the same set): an instruction needs one.
+NOT_PYTHON_SPACE = "[^\\u0000\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+
+
+class TaskRequestScheme(StrictSerializerScheme):
+    """A task gives messages or an instruction (never both), and a field exactly when it is a field fill:
+    four branches, as TaskRequestSerializer.validate checks."""
+
+    target_class = "governance.api.serializers.TaskRequestSerializer"
+    match_subclasses = False
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        schema = super().map_serializer(auto_schema, direction)
+        if direction != "request":
+            return schema
+        properties = schema["properties"]
+        # No NUL anywhere, and one character that is not white space in Python's sense.
+        instruction = {**properties["instruction"], "pattern": f"^[^\\u0000]*{NOT_PYTHON_SPACE}[^\\u0000]*$"}
+        branches = []
+        for kind in ("queued_task", "field_fill"):
+            for text in ("messages", "instruction"):
+                keep = {k: v for k, v in properties.items()
+                        if k not in ("messages", "instruction", "field", "kind")}
+                keep["kind"] = {"type": "string", "pattern": f"^{kind}$"}
+                keep[text] = instruction if text == "instruction" else properties["messages"]
+                required = {*schema.get("required", []), "kind", text}
+                if kind == "field_fill":
+                    keep["field"] = properties["field"]
+                    required.add("field")
+                branches.append({**schema, "properties": keep, "required": sorted(required)})
+        return {"oneOf": branches, "description": schema.get("description", "")}
+
+
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
                                "description": "Seconds to wait before trying again."}}

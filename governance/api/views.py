@@ -25,6 +25,7 @@ from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.models import GovernanceEvent, PolicyVersion, Task
 
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
+MAX_PAGE = 1_000_000
 ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (400, 401, 403, 404, 413, 429)}
 
 
@@ -273,8 +274,9 @@ class TasksView(GavelAPIView):
         parameters=[
             OpenApiParameter("status", str, enum=Task.Status.values),
             OpenApiParameter("kind", str, enum=Task.Kind.values),
-            OpenApiParameter("configuration", str),
-            OpenApiParameter("page", int, description="1-based page number"),
+            OpenApiParameter("configuration", str, pattern=SLUG_PATTERN, description="a configuration identifier"),
+            OpenApiParameter("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                             description="1-based page number"),
         ],
         responses={200: serializers.TaskPageSerializer, **ERRORS},
         summary="List the calling consumer's tasks, newest first",
@@ -287,16 +289,19 @@ class TasksView(GavelAPIView):
             raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
         tasks = Task.objects.filter(consumer=request.user).select_related("reviewed_by")
         for name, choices in (("status", Task.Status.values), ("kind", Task.Kind.values)):
-            if params.get(name):
+            if name in params:
                 if params[name] not in choices:
                     raise BadInput(_("Unknown %(name)s.") % {"name": name},
                                    fields={name: [_("Choose one of: %s") % ", ".join(choices)]})
                 tasks = tasks.filter(**{name: params[name]})
-        if params.get("configuration"):
+        if "configuration" in params:
+            if not re.fullmatch(SLUG_PATTERN, params["configuration"]):
+                raise BadInput(_("Not a configuration identifier."),
+                               fields={"configuration": [_("Give a configuration identifier.")]})
             tasks = tasks.filter(configuration=params["configuration"])
         try:
-            page = int(params.get("page") or 1)
-            if page < 1:
+            page = int(params.get("page", 1))
+            if not 1 <= page <= MAX_PAGE:  # past it, the database's OFFSET would overflow
                 raise ValueError
         except ValueError:
             raise BadInput(_("page is not a page number."), fields={"page": [_("Give a whole number from 1.")]})
