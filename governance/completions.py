@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from governance import services
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
-from governance.models import Configuration, PolicyVersion, UsageDay
+from governance.models import Configuration, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.completions")
@@ -233,6 +233,7 @@ class PreparedCall:
             configuration=self.configuration, also=self.also, kind=self.kind, offers_tools=bool(self.tools),
             read_tools=self.read_tools, served_by=served_by, site=self.site, language=self.language,
             actor=self.actor, reader_language=self.reader_language, correlation_id=self.correlation_id,
+            policy_version=self.policy_version,
         )
 
 
@@ -253,7 +254,7 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
         tools=data.get("tools") or [], read_tools=frozenset(data.get("read_tools") or ()),
         kind=data.get("kind", "completion"), site=data.get("site", ""), language=data.get("language", ""),
         actor=actor, reader_language=reader_language, correlation_id=correlation_id,
-        policy_version=PolicyVersion.current(), options=options,
+        policy_version=services.policy_version_of([configuration, *also]), options=options,
     )
 
 
