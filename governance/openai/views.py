@@ -3,12 +3,11 @@ import time
 
 from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.response import Response
 
 from governance import completions, services
 from governance.api.errors import exception_handler
-from governance.api.views import GavelAPIView, reader_language
+from governance.api.views import AnyAccept, GavelAPIView, reader_language
 from governance.openai import serializers, translate
 from governance.openai.errors import openai_error
 
@@ -33,14 +32,6 @@ def openai_exception_handler(exc, context):
             # Today's cap does not lift in the seconds an SDK waits before retrying.
             response["x-should-retry"] = "false"
     return response
-
-
-class AnyAccept(DefaultContentNegotiation):
-    """JSON (or an event stream) whatever the client's Accept says: OpenAI clients and SSE libraries
-    send headers of their own, and a stream is never refused for them (SPEC §8.1)."""
-
-    def select_renderer(self, request, renderers, format_suffix=None):
-        return renderers[0], renderers[0].media_type
 
 
 class OpenAIView(GavelAPIView):
