@@ -48,7 +48,8 @@ def model_object(identifier: str) -> dict:
 class ModelsView(OpenAIView):
     @extend_schema(responses={200: serializers.OpenAIModelListSerializer, **ERRORS}, tags=["openai"],
                    operation_id="openai_models_list",
-                   summary="OpenAI: the configurations granted to the token, as models")
+                   summary="OpenAI: the configurations granted to the token, as models",
+                   description="Each model's `id` is a configuration identifier to send as `model` (SPEC §11.5).")
     def get(self, request):
         identifiers = request.user.configurations.order_by("identifier").values_list("identifier", flat=True)
         return Response({"object": "list", "data": [model_object(i) for i in identifiers]})
@@ -57,7 +58,8 @@ class ModelsView(OpenAIView):
 class ModelView(OpenAIView):
     @extend_schema(responses={200: serializers.OpenAIModelSerializer, **ERRORS}, tags=["openai"],
                    operation_id="openai_models_retrieve",
-                   summary="OpenAI: one granted configuration, as a model")
+                   summary="OpenAI: one granted configuration, as a model",
+                   description="404 for an unknown configuration, 403 for one not granted to the token.")
     def get(self, request, identifier):
         configuration, _also = services.resolve_configurations(identifier, [], request.user)
         return Response(model_object(configuration.identifier))

@@ -102,3 +102,12 @@ def test_the_configuration_replaces_the_clients_temperature_and_caps_its_max_tok
     kwargs = sampling(configuration, {"tools": ["t"], **options})
     assert (kwargs["temperature"], kwargs["max_tokens"]) == sent
     assert kwargs["tools"] == ["t"] and not any(k.startswith("client_") for k in kwargs)
+
+
+def test_the_gateway_is_in_the_openapi_schema_behind_api_v1_docs(client):
+    schema = client.get("/api/v1/schema/", {"format": "json"}).json()
+    paths = {"/openai/v1/models", "/openai/v1/models/{identifier}", "/openai/v1/chat/completions"}
+    assert paths <= set(schema["paths"])
+    operation = schema["paths"]["/openai/v1/chat/completions"]["post"]
+    assert {"200", "400", "401", "403", "404", "413", "429", "502", "504"} <= set(operation["responses"])
+    assert client.get("/api/v1/docs/").status_code == 200
