@@ -1,7 +1,8 @@
 """The completion service: budget caps, Gavel's own fallback chain, usage, screening, streams.
 
-Every model call in Gavel goes through `call_model` (judges included), which
-asks `judging.llm` — the one module that imports litellm.
+Every model call in Gavel goes through `call_model` (chat judges included) or
+`call_decision` (decision judges), which ask `judging.llm` — the one module that
+imports litellm.
 """
 from __future__ import annotations
 
@@ -18,9 +19,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance import services
-from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, PolicyVersion, UsageDay
-from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
+from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, write_events
 
 logger = logging.getLogger("gavel.completions")
 
@@ -170,7 +171,34 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
     the time left, whichever is less, and none starts once the time is up (ProviderTimedOut).
     `own_system_prompt=False` sends `messages` exactly, without the configurations' system prompts.
     """
-    from judging.llm import ProviderError, complete
+    from judging.llm import complete
+
+    def ask(candidate: Configuration, target):
+        return complete(
+            target,
+            _messages_for(candidate, messages) if own_system_prompt else list(messages),
+            **sampling(candidate, options),
+        )
+
+    return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+
+
+def call_decision(configuration: Configuration, questions: dict, state, *, correlation_id: str, actor: str,
+                  timeout_cap: float | None = None):
+    """Ask a decision configuration once (SPEC §6.4), with the same budget, fallbacks and usage as `call_model`.
+
+    Returns (DecisionReply, serving configuration); the answers are not validated here.
+    """
+    from judging.llm import decide
+
+    return _through_chain(configuration, lambda candidate, target: decide(target, questions, state),
+                          correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+
+
+def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
+                   timeout_cap: float | None):
+    """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
+    from judging.llm import ProviderError
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
@@ -188,17 +216,14 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
                                     correlation_id=correlation_id, actor=actor)
             continue  # a fallback over its own cap is skipped
         try:
-            reply = complete(
-                model_target(candidate, left),
-                _messages_for(candidate, messages) if own_system_prompt else list(messages),
-                **sampling(candidate, options),
-            )
+            reply = ask(candidate, model_target(candidate, left))
         except ProviderError as exc:
             logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
             errors.append(exc)
             if not exc.retryable:
                 raise ProviderFailed(
-                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}
+                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
+                    retryable=False,
                 ) from exc
             continue
         _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost)
@@ -234,6 +259,11 @@ class PreparedCall:
 def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
     """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
     configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    if configuration.provider.kind == "decision":
+        # A decision model answers questions and writes no text (SPEC §6.4): never a chat call.
+        message = _("%(c)s is a decision configuration: it judges texts and writes none.") % {
+            "c": configuration.identifier}
+        raise BadInput(message, fields={"configuration": [message]})
     cap = over_budget(configuration)
     if cap:
         raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)
@@ -247,9 +277,12 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
     )
 
 
-def _completion_info(reply, served: Configuration) -> dict:
-    return {"provider": served.provider.name, "model": reply.model or served.model,
+def _completion_info(reply, served: Configuration, escalated_from: str | None = None) -> dict:
+    info = {"provider": served.provider.name, "model": reply.model or served.model,
             "usage": reply.usage, "cost": round(float(reply.cost), 8)}
+    if escalated_from:
+        info["escalated_from"] = escalated_from  # the configuration whose answer failed verification (§6.6)
+    return info
 
 
 def _tool_calls(reply) -> list[ToolCall]:
@@ -258,11 +291,14 @@ def _tool_calls(reply) -> list[ToolCall]:
 
 def run(call: PreparedCall) -> dict:
     """Generate, then screen the answer; the response of SPEC §11.1 with `completion`."""
+    from governance.escalation import screen_generated
+
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, **call.options)
-    screening = run_pipeline(Output(text=reply.text or "", tool_calls=_tool_calls(reply)), call.facts(served.provider))
-    body = screening.as_response(call.policy_version)
-    body["completion"] = _completion_info(reply, served)
+    # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
+    result = screen_generated(call, Output(text=reply.text or "", tool_calls=_tool_calls(reply)), reply, served)
+    body = result.screening.as_response(call.policy_version)
+    body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     return body
 
 
@@ -319,6 +355,7 @@ def stream_events(call: PreparedCall, opened=None):
 def stream_steps(call: PreparedCall, opened=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
     every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
+    from governance.escalation import screen_generated
     from governance.redaction import StreamRedactor
     from judging.llm import ProviderError
 
@@ -342,7 +379,10 @@ def stream_steps(call: PreparedCall, opened=None):
                 yield "delta", {"text": rest}
         reply = handle.reply
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
-        screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), facts)
+        # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
+        result = screen_generated(call, Output(text="".join(parts), tool_calls=_tool_calls(reply)), reply, served,
+                                  facts, live=not held)
+        screening = result.screening
     except Exception as exc:
         # After the first chunk there is no fallback, and the text was not
         # screened whole: say so, and still end with `done` (SPEC §8.1).
@@ -357,7 +397,7 @@ def stream_steps(call: PreparedCall, opened=None):
         yield "done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings))
         return
     body = screening.as_response(call.policy_version)
-    body["completion"] = _completion_info(reply, served)
+    body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     text = body.pop("text", None)
     if held:
         if screening.block is not None:
