@@ -69,6 +69,9 @@ class CallFacts:
     # The policy version read with the configurations: what is cached per version (the term lists in
     # scope) is looked up by it without a query of its own.
     policy_version: int | None = field(default=None, compare=False)
+    # The answer may be replaced by an escalation (SPEC §6.6, governance/escalation.py): while its
+    # verification fails, no judge is asked about it and its events are left to the escalation.
+    escalates: bool = False
 
     @property
     def configurations(self) -> list:
@@ -282,7 +285,8 @@ def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     if screening.block is not None and screening.output.tool_calls:
         # A block stops the whole response: no proposed tool call is returned.
         screening.held_tool_calls_blocked = True
-    write_events(screening.events)
+    if not (facts.escalates and screening.verification_failed):
+        write_events(screening.events)
     return screening
 
 
