@@ -7,6 +7,8 @@
   `Retry-After`, and 401 with `WWW-Authenticate`, each with the one error body.
 CI fuzzes the document against a live server (tests/production/test_schema_fuzz.py).
 """
+import copy
+
 from drf_spectacular.extensions import (
     OpenApiAuthenticationExtension, OpenApiSerializerExtension, OpenApiSerializerFieldExtension,
 )
@@ -148,6 +150,58 @@ class TaskRequestScheme(StrictSerializerScheme):
         return {"oneOf": branches, "description": schema.get("description", "")}
 
 
+class OpenAIChatRequestScheme(OpenApiSerializerExtension):
+    """POST /openai/v1/chat/completions as governance/openai/serializers.parse_chat_request reads it: the
+    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's own options
+    with the bounds it checks; any other OpenAI key accepted (and not passed on)."""
+
+    target_class = "governance.openai.serializers.OpenAIChatRequestSerializer"
+
+    def map_serializer(self, auto_schema, direction):
+        if direction != "request":
+            return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        from governance.api.serializers import CompletionRequestSerializer
+        from governance.openai.serializers import EXTENSION_KEYS, TOOL_CHOICES
+
+        fields = CompletionRequestSerializer().fields
+
+        def field(name):
+            schema = auto_schema._map_serializer_field(fields[name], direction)
+            auto_schema._insert_field_validators(fields[name], schema)  # maxLength, pattern, …
+            return schema
+
+        def nullable(schema):
+            return {**schema, "nullable": True}
+
+        named_function = {"type": "object", "required": ["type", "function"], "properties": {
+            "type": {"type": "string", "enum": ["function"]},
+            "function": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+        }}
+        limit = nullable({"type": "integer", "minimum": 1})
+        return {
+            "type": "object",
+            "required": ["model", "messages"],
+            "properties": {
+                "model": {**field("configuration"), "description": "A configuration identifier granted to the token."},
+                "messages": {**field("messages"), "minItems": 1},
+                "tools": nullable(field("tools")),
+                "tool_choice": {"nullable": True, "oneOf": [{"type": "string", "enum": list(TOOL_CHOICES)},
+                                                            named_function]},
+                "stream": nullable({"type": "boolean"}),
+                "temperature": nullable({"type": "number", "minimum": 0, "maximum": 2}),
+                "max_tokens": limit,
+                "max_completion_tokens": limit,
+                "response_format": nullable({"type": "object", "required": ["type"],
+                                             "properties": {"type": {"type": "string"}}}),
+                "user": nullable({"type": "string", "maxLength": 256}),
+                "gavel": nullable({"type": "object", "additionalProperties": False,
+                                   "properties": {key: field(key) for key in EXTENSION_KEYS},
+                                   "description": "Gavel's call facts (optional)."}),
+            },
+            "additionalProperties": True,
+        }
+
+
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
                                "description": "Seconds to wait before trying again."}}
@@ -171,8 +225,10 @@ def complete_responses(result, generator, request, public):
                 # from drf-spectacular, which only sees required keys.
                 operation["requestBody"]["required"] = True
             responses = operation.setdefault("responses", {})
+            # The error body of this path (OpenAI's under /openai/), as its 400 documents it.
+            body = responses.get("400", {}).get("content") or {"application/json": {"schema": ERROR_REF}}
             for status, (description, headers) in EXTRA_RESPONSES.items():
-                response = responses.setdefault(status, {"content": {"application/json": {"schema": ERROR_REF}}})
+                response = responses.setdefault(status, {"content": copy.deepcopy(body)})
                 if not response.get("description"):
                     response["description"] = description
                 if headers:
