@@ -120,7 +120,8 @@ class Command(BaseCommand):
             report = policy.import_policy(document)
             logins = [
                 ("admin", self.ensure_user("admin", superuser=True), "administrator: every field, /admin/"),
-                ("policy-editor", self.ensure_policy_editor(), "policy editor: term lists, snippets, pattern rules, configurations"),
+                ("policy-editor", self.ensure_policy_editor(),
+                 "policy editor: term lists, snippets, pattern rules, configurations"),
                 ("editor", self.ensure_editor(), "reviewer: group editors; the review UI (/review/) is not built yet"),
             ]
             token = self.ensure_consumer()
