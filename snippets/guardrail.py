@@ -26,6 +26,7 @@ class _State:
     """What the two steps learn about one screening; `verification` is rendered from it."""
 
     in_set: set[str] = field(default_factory=set)  # identifiers the pattern step enforced
+    library: patterns.Library | None = None  # read once per screening, for both steps
     entries: list[dict] = field(default_factory=list)
     failed: bool = False  # a rule was violated, a citation unknown, or a check could not run
 
@@ -94,7 +95,7 @@ def check_pattern_rules(screening) -> None:
     state = _state(screening)
     configurations = _configurations(screening)
     try:
-        library = services.library()
+        library = _library(state)
         owner: dict[str, tuple] = {}
         for configuration in configurations:
             for rule in library.tagged(_tags(configuration.rule_tags)):
@@ -129,7 +130,7 @@ def check_citations(screening) -> None:
         _settle(screening, state)
         return
     try:
-        library = services.library()
+        library = _library(state)
         timeout = services.pattern_timeout()
         prose = patterns.without_citations(text)
         items = []
@@ -153,6 +154,12 @@ def check_citations(screening) -> None:
         _settle(screening, state)
         return
     _enforce(screening, state, CITATION_CHECK, items, text)
+
+
+def _library(state: _State) -> patterns.Library:
+    if state.library is None:
+        state.library = services.library()
+    return state.library
 
 
 def _evaluate(rule, text: str, prose: str, timeout: float) -> patterns.Verdict:
