@@ -19,6 +19,7 @@ CITATION_CHECK = "citations"
 # A block message quotes at most this much of a passage; the hint keeps it whole.
 QUOTE_LIMIT = 200
 UNKNOWN_RULE = "unknown_rule"
+_UNREAD = object()
 
 
 @dataclass
@@ -27,6 +28,7 @@ class _State:
 
     in_set: set[str] = field(default_factory=set)  # identifiers the pattern step enforced
     library: patterns.Library | None = None  # read once per screening, for both steps
+    text: object = None  # the judged text, once read (_UNREAD until then)
     entries: list[dict] = field(default_factory=list)
     failed: bool = False  # a rule was violated, a citation unknown, or a check could not run
 
@@ -55,7 +57,7 @@ class _Item:
 def _state(screening) -> _State:
     state = getattr(screening, "_patterns", None)
     if state is None:
-        state = screening._patterns = _State()
+        state = screening._patterns = _State(text=_UNREAD)
     return state
 
 
@@ -80,7 +82,10 @@ def _text_or_skip(screening, check: str):
     if not _configurations(screening):
         screening.check(check, "skipped", "mode_off")
         return None
-    text = screening.judged_text()
+    state = _state(screening)
+    if state.text is _UNREAD:  # counting the words of a long text costs: once for both steps
+        state.text = screening.judged_text()
+    text = state.text
     if text is None:
         screening.check(check, "skipped", "not_finished_text")
     return text
