@@ -8,15 +8,19 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from governance import writes
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider, normalise_tags
+from governance import links, writes
+from governance.models import (LINK_FIELDS, Configuration, Consumer, FallbackLink, GovernanceEvent, JudgeLink,
+                               Provider, normalise_tags)
 from governance.permissions import admin_only_fields, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
@@ -71,20 +75,43 @@ class TagListField(ListTextField):
         return normalise_tags(super().to_python(value))
 
 
-class ConfigurationListField(ListTextField):
-    """An ordered list of configuration identifiers; unknown ones are named in the error."""
+class OrderedAutocompleteSelectMultiple(AutocompleteSelectMultiple):
+    """An autocomplete picker that keeps the order of its values: the chain order, not the table's.
 
-    default_help_text = _("Configuration identifiers, in order, separated by commas.")
+    A newly picked configuration goes to the end (ordered-autocomplete.js), so removing and
+    picking again moves it there.
+    """
 
-    def validate(self, value):
-        super().validate(value)
-        known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
-        missing = [name for name in value if name not in known]
-        if missing:
-            raise ValidationError(
-                _("Unknown configuration: %(names)s"), code="unknown_configuration",
-                params={"names": ", ".join(missing)},
-            )
+    def optgroups(self, name, value, attr=None):
+        groups = super().optgroups(name, value, attr)
+        place = {str(v): index for index, v in enumerate(value)}
+        for _group, options, _index in groups:
+            options.sort(key=lambda option: place.get(str(option["value"]), len(place)))
+            for index, option in enumerate(options):
+                option["index"] = str(index)
+        return groups
+
+    @property
+    def media(self):
+        return super().media + forms.Media(js=["governance/ordered-autocomplete.js"])
+
+
+class OrderedConfigurationsField(forms.ModelMultipleChoiceField):
+    """An ordered list of other configurations (judges, fallbacks), picked by identifier."""
+
+    def __init__(self, link_field, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(queryset=Configuration.objects.select_related("provider").order_by("identifier"),
+                         widget=OrderedAutocompleteSelectMultiple(link_field, admin.site), **kwargs)
+
+    def clean(self, value):
+        chosen = {str(c.pk): c for c in super().clean(value)}
+        # The order the person gave is the order of the chain; the queryset would lose it.
+        return [chosen[str(key)] for key in dict.fromkeys(value or ()) if str(key) in chosen]
+
+    def has_changed(self, initial, data):
+        initial = [str(getattr(v, "pk", v)) for v in initial or ()]
+        return initial != [str(v) for v in data or ()]
 
 
 class PolicyRecordForm(forms.ModelForm):
@@ -108,21 +135,76 @@ class PolicyRecordForm(forms.ModelForm):
 
 
 class ConfigurationAdminForm(PolicyRecordForm):
+    rule_judges = OrderedConfigurationsField(
+        JudgeLink._meta.get_field("judge"), label=_("rule judges"),
+        help_text=_("Judging configurations, asked in this order until one allows or denies (SPEC §6.2). "
+                    "A newly picked judge goes to the end."),
+    )
+    fallbacks = OrderedConfigurationsField(
+        FallbackLink._meta.get_field("fallback"), label=_("fallbacks"),
+        help_text=_("Tried in this order on connection errors, timeouts, HTTP 429 and 5xx. One hop: a fallback's "
+                    "own fallbacks are never tried. Each must be of the same kind (chat or decision)."),
+    )
+
+    # Set by ConfigurationAdmin.get_form: who is editing, for the refusals that depend on it.
+    actor = None
+
     class Meta:
         model = Configuration
         fields = "__all__"
         field_classes = {
-            "fallbacks": ConfigurationListField,
-            "rule_judges": ConfigurationListField,
             "context_tags": TagListField,
             "rule_tags": TagListField,
         }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        instance = self.instance
+        for name, ordered in (("rule_judges", instance.ordered_judges), ("fallbacks", instance.ordered_fallbacks)):
+            if name in self.fields:
+                if instance.pk is not None:
+                    self.fields[name].queryset = self.fields[name].queryset.exclude(pk=instance.pk)
+                self.initial.setdefault(name, [c.pk for c in ordered()])
+
+    def _post_clean(self):
+        # After the instance holds the form's values (identifier, provider, mode), before the save.
+        super()._post_clean()
+        if self.errors:
+            return
+        cleaned = self.cleaned_data
+        stored = (Configuration.objects.select_related("provider").filter(pk=self.instance.pk).first()
+                  if self.instance.pk else None)
+        wanted = {name: cleaned[name] for name in LINK_FIELDS if name in cleaned}
+        for field, errors in writes.link_errors_for(stored, self.instance, wanted).items():
+            for error in errors:
+                self.add_error(field if field in self.fields else None, error)
+        if stored is not None and not is_administrator(self.actor):
+            # SPEC §2.3 by consequence: the refusal stands at the field whose change causes it.
+            for field in ("identifier", "provider", "fallbacks"):
+                if field not in cleaned or field not in self.changed_data:
+                    continue
+                effects = links.configuration_effects(stored, {field: cleaned[field]})
+                if effects:
+                    self.add_error(field, links.refusal_text(effects))
+
 
 class ProviderAdminForm(PolicyRecordForm):
+    actor = None
+
     class Meta:
         model = Provider
         fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk and not self.errors and not is_administrator(self.actor):
+            stored = Provider.objects.get(pk=self.instance.pk)
+            for field in links.PROVIDER_EFFECT_FIELDS:
+                if field in cleaned and field in self.changed_data:
+                    effects = links.provider_effects(stored, {field: cleaned[field]})
+                    if effects:
+                        self.add_error(field, links.refusal_text(effects))
+        return cleaned
 
 
 def titled_choices_filter(title):
@@ -183,9 +265,48 @@ class AdminOnlyFieldsMixin:
             # is forged, and saving the rest of it would hide that it was refused (SPEC §2.3).
             require_admin_for(request.user, self.model, set(request.POST))
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
+        form.actor = request.user
+        return form
+
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         self.refuse_forged_post(request)
+        if (request.method == "POST" and object_id and is_administrator(request.user)
+                and CONFIRMED not in request.POST and "_saveasnew" not in request.POST):
+            response = self.confirm_effects(request, object_id)
+            if response is not None:
+                return response
         return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def confirm_effects(self, request, object_id):
+        """A page listing what an administrator's change does to other configurations, before it is made.
+
+        None when the change affects no other configuration (or the form has errors, which the
+        ordinary page then shows)."""
+        stored = self.get_object(request, unquote(object_id))
+        editing = self.get_object(request, unquote(object_id))
+        if stored is None:
+            return None
+        form = self.get_form(request, editing, change=True)(request.POST, request.FILES, instance=editing)
+        if not form.is_valid():
+            return None
+        wanted = {name: form.cleaned_data[name] for name in LINK_FIELDS if name in form.cleaned_data}
+        effects = writes.effects_on_others(stored, form.instance, wanted)
+        if not effects:
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Confirm a change that affects other configurations"),
+            "opts": self.model._meta,
+            "object": stored,
+            "effects": effects,
+            "affected": sorted({other for other, _sentence in effects}),
+            "post_items": [(key, value) for key, values in request.POST.lists() if key != "csrfmiddlewaretoken"
+                           for value in values],
+            "confirm_name": CONFIRMED,
+        }
+        return TemplateResponse(request, "admin/gavel/confirm_effects.html", context)
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # Reverting to a past version is a change POST too.
@@ -193,7 +314,7 @@ class AdminOnlyFieldsMixin:
         return super().history_form_view(request, object_id, version_id, extra_context)
 
     def save_model(self, request, obj, form, change):
-        model_fields = {f.name for f in self.model._meta.concrete_fields}
+        model_fields = {f.name for f in self.model._meta.concrete_fields} | set(LINK_FIELDS)
         changes = {name: form.cleaned_data[name] for name in form.changed_data
                    if name in model_fields and name in form.cleaned_data}
         # What SimpleHistoryAdmin.save_model would do, as this replaces it: the history names the person.
@@ -202,6 +323,8 @@ class AdminOnlyFieldsMixin:
 
 
 ADMIN_ONLY_NOTE = _("Only an administrator (superuser) can change these fields.")
+# The confirmation page sends the change again with this key (see AdminOnlyFieldsMixin.confirm_effects).
+CONFIRMED = "_gavel_confirmed"
 
 
 # --- Providers ----------------------------------------------------------------
@@ -280,19 +403,30 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
 
     @admin.display(description=_("rule judges"))
     def judge_list(self, obj):
-        return ", ".join(obj.rule_judges) or "—"
+        return ", ".join(obj.judge_identifiers()) or "—"
 
     @admin.display(description=_("fallbacks"))
     def fallback_list(self, obj):
-        return ", ".join(obj.fallbacks) or "—"
+        return ", ".join(obj.fallback_identifiers()) or "—"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("judge_links__judge", "fallback_links__fallback")
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        # Warn, on every visit, about judges that could never run (SPEC §7) or are missing.
+        # Warn, on every visit, about judges that could never run (SPEC §7), and say at the place of the
+        # edit which other configurations depend on this one (their judges, fallbacks, escalation).
         if request.method == "GET" and (obj := self.get_object(request, object_id)) is not None:
             from judging.admin_warnings import configuration_warnings
 
             for warning in configuration_warnings(obj):
                 messages.warning(request, warning)
+            used_by = links.referrers(obj)
+            if used_by:
+                names = ", ".join(f"{other} ({links.ROLES[role]})" for other, role in used_by)
+                messages.info(request, _(
+                    "Other configurations depend on this one: %(names)s. Renaming it or changing its provider "
+                    "(or, for a judge, its fallbacks) changes them, so only an administrator can.")
+                    % {"names": names})
         return super().change_view(request, object_id, form_url, extra_context)
 
     # Deleting a configuration that others name would change admin-only state (SPEC §2.3) unseen.

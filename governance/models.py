@@ -89,8 +89,6 @@ class Configuration(models.Model):
     temperature = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)])
     max_tokens = models.PositiveIntegerField(null=True, blank=True)
     timeout = models.PositiveIntegerField(default=0, help_text=_("seconds; 0 uses the provider's timeout"))
-    # Ordered identifiers of other configurations, one hop deep (SPEC §2.2).
-    fallbacks = models.JSONField(default=list, blank=True)
     budget_daily_requests = models.PositiveIntegerField(default=0, help_text=_("0 means no cap"))
     budget_daily_tokens = models.PositiveBigIntegerField(default=0, help_text=_("0 means no cap"))
     budget_daily_cost = models.DecimalField(
@@ -99,8 +97,6 @@ class Configuration(models.Model):
     context_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
     rule_mode = models.CharField(max_length=8, choices=RuleMode.choices, default=RuleMode.OFF)
     rule_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    # Ordered identifiers of judging configurations (SPEC §6.2).
-    rule_judges = models.JSONField(default=list, blank=True)
     rule_default = models.CharField(max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK)
     min_confidence = models.FloatField(default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)])
     # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
@@ -123,27 +119,133 @@ class Configuration(models.Model):
         errors = {}
         self.context_tags = normalise_tags(self.context_tags)
         self.rule_tags = normalise_tags(self.rule_tags)
-        for field in ("fallbacks", "rule_judges"):
-            value = getattr(self, field)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                errors[field] = _("Enter a list of configuration identifiers.")
-                continue
-            if self.identifier and self.identifier in value:
-                errors[field] = _("A configuration cannot name itself.")
-                continue
-            repeated = [v for v in dict.fromkeys(value) if value.count(v) > 1] if field == "rule_judges" else []
-            if repeated:
-                # A judge named twice would be asked twice about one text (SPEC §6.2: at most once).
-                errors[field] = _("A judge may be named only once: %(names)s") % {"names": ", ".join(repeated)}
-                continue
-            known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
-            missing = [v for v in value if v not in known]
-            if missing:
-                errors[field] = _("Unknown configuration: %(names)s") % {"names": ", ".join(missing)}
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
         if errors:
             raise ValidationError(errors)
+
+    # --- The ordered relations (SPEC §2.2 fallbacks, §6.2 rule_judges) ---
+    # Judge chains and fallbacks are rows of JudgeLink / FallbackLink that point at the
+    # configuration itself, so a rename cannot orphan them and a delete is refused
+    # (PROTECT). Writes go through governance.writes.save_record or set_links.
+
+    def ordered_judges(self) -> list["Configuration"]:
+        """The judging configurations, in chain order (each with its provider loaded)."""
+        return [link.judge for link in self._links("judge_links", "judge")]
+
+    def ordered_fallbacks(self) -> list["Configuration"]:
+        """The fallback configurations, in the order they are tried."""
+        return [link.fallback for link in self._links("fallback_links", "fallback")]
+
+    def judge_identifiers(self) -> list[str]:
+        return [judge.identifier for judge in self.ordered_judges()]
+
+    def fallback_identifiers(self) -> list[str]:
+        return [fallback.identifier for fallback in self.ordered_fallbacks()]
+
+    # The old JSON fields' names, kept as read-only views so code written against them reads the
+    # relations and code that assigns them fails loudly instead of setting a forgotten attribute.
+    @property
+    def fallbacks(self) -> list[str]:
+        return self.fallback_identifiers()
+
+    @fallbacks.setter
+    def fallbacks(self, value):
+        raise TypeError("Configuration.fallbacks is a relation: use writes.save_record or models.set_links.")
+
+    @property
+    def rule_judges(self) -> list[str]:
+        return self.judge_identifiers()
+
+    @rule_judges.setter
+    def rule_judges(self, value):
+        raise TypeError("Configuration.rule_judges is a relation: use writes.save_record or models.set_links.")
+
+    def _links(self, name: str, target: str) -> list:
+        if self.pk is None:
+            return []
+        if name in getattr(self, "_prefetched_objects_cache", {}):
+            return list(getattr(self, name).all())
+        return list(getattr(self, name).select_related(f"{target}__provider"))
+
+
+# Which relation each policy field is, for the code that reads or writes them by name.
+LINK_FIELDS = ("fallbacks", "rule_judges")
+
+
+class JudgeLink(models.Model):
+    """One judge in a configuration's ordered chain (SPEC §6.2)."""
+
+    configuration = models.ForeignKey(
+        Configuration, on_delete=models.CASCADE, related_name="judge_links", verbose_name=_("configuration")
+    )
+    # PROTECT: deleting a judge must never switch judging off behind an administrator's back (SPEC §2.3).
+    judge = models.ForeignKey(
+        Configuration, on_delete=models.PROTECT, related_name="judge_for_links", verbose_name=_("judge")
+    )
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        verbose_name = _("rule judge")
+        verbose_name_plural = _("rule judges")
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "judge"], name="judge_link_unique"),
+            models.CheckConstraint(condition=~models.Q(judge=models.F("configuration")), name="judge_link_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.configuration_id} → {self.judge_id} #{self.position}"
+
+
+class FallbackLink(models.Model):
+    """One fallback of a configuration, tried in order, one hop deep (SPEC §2.2)."""
+
+    configuration = models.ForeignKey(
+        Configuration, on_delete=models.CASCADE, related_name="fallback_links", verbose_name=_("configuration")
+    )
+    fallback = models.ForeignKey(
+        Configuration, on_delete=models.PROTECT, related_name="fallback_for_links", verbose_name=_("fallback")
+    )
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        verbose_name = _("fallback")
+        verbose_name_plural = _("fallbacks")
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "fallback"], name="fallback_link_unique"),
+            models.CheckConstraint(condition=~models.Q(fallback=models.F("configuration")),
+                                   name="fallback_link_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.configuration_id} → {self.fallback_id} #{self.position}"
+
+
+def set_links(configuration: Configuration, field: str, targets) -> bool:
+    """Make `configuration`'s fallbacks or rule judges exactly `targets` (configurations or identifiers, in
+    order). No validation: people's writes go through governance.writes.save_record, which checks first.
+
+    Returns whether anything changed; an unchanged chain writes nothing (no policy version bump).
+    """
+    model, target = (JudgeLink, "judge") if field == "rule_judges" else (FallbackLink, "fallback")
+    names = [t for t in targets if isinstance(t, str)]
+    pks = dict(Configuration.objects.filter(identifier__in=names).values_list("identifier", "pk")) if names else {}
+    wanted = [pks[t] if isinstance(t, str) else t.pk for t in targets]
+    current = list(model.objects.filter(configuration=configuration).order_by("position", "pk")
+                   .values_list(f"{target}_id", flat=True))
+    if current == wanted:
+        return False
+    model.objects.filter(configuration=configuration).delete()
+    model.objects.bulk_create(
+        [model(configuration=configuration, position=index, **{f"{target}_id": pk}) for index, pk in enumerate(wanted)]
+    )
+    # bulk_create sends no post_save: count the edit once, as every policy edit is (SPEC §11.1).
+    from governance.signals import policy_edited
+
+    policy_edited(model)
+    return True
 
 
 class PolicyVersion(models.Model):

@@ -45,6 +45,11 @@ def _bump(sender, **kwargs):
     PolicyVersion.bump()
 
 
+def policy_edited(sender) -> None:
+    """Count an edit that sends no model signal (a bulk write of judge or fallback links)."""
+    _bump(sender)
+
+
 for label in POLICY_MODELS:
     model = apps.get_model(label)
     post_save.connect(_bump, sender=model, dispatch_uid=f"policy-version-save-{label}")
