@@ -6,8 +6,10 @@ Field meanings follow SPEC §2; the admin-only ones are named in
 import hashlib
 import re
 import secrets
+import uuid
 from decimal import Decimal
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
 from django.db import IntegrityError, models, transaction
@@ -346,6 +348,8 @@ class GovernanceEvent(models.Model):
         ESCALATED = "escalated"
         UNVERIFIED = "unverified"
         BUDGET_REFUSED = "budget_refused"
+        ACCEPTED = "accepted"
+        REJECTED = "rejected"
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction"
@@ -354,6 +358,8 @@ class GovernanceEvent(models.Model):
         CITATIONS = "citations"
         RULES_JUDGE = "rules_judge"
         BUDGET = "budget"
+        FIELD = "field"
+        REVIEW = "review"
 
     at = models.DateTimeField(default=timezone.now, db_index=True)
     correlation_id = models.CharField(max_length=64, db_index=True)
@@ -387,3 +393,97 @@ class UsageDay(models.Model):
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["configuration", "day"], name="usage_day_unique")]
+
+
+class Task(models.Model):
+    """A queued task or a field fill (SPEC §2.8, §10): the database row is the source of truth.
+
+    A Celery message carries only the id. Contents (messages, answer, edited
+    text, passages in hints) are emptied by the purge after
+    GAVEL_TASK_RETENTION_DAYS; status, facts and timestamps stay.
+    """
+
+    class Kind(models.TextChoices):
+        QUEUED_TASK = "queued_task", _("queued task")
+        FIELD_FILL = "field_fill", _("field fill")
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", _("queued")
+        RUNNING = "running", _("running")
+        READY = "ready", _("ready")
+        BLOCKED = "blocked", _("blocked")
+        FAILED = "failed", _("failed")
+        CANCELLED = "cancelled", _("cancelled")
+        ACCEPTED = "accepted", _("accepted")
+        REJECTED = "rejected", _("rejected")
+
+    class Review(models.TextChoices):
+        ACCEPTED = "accepted", _("accepted")
+        REJECTED = "rejected", _("rejected")
+
+    # Statuses in which the worker's work is over.
+    FINISHED = (Status.READY, Status.BLOCKED, Status.FAILED, Status.CANCELLED, Status.ACCEPTED, Status.REJECTED)
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.QUEUED_TASK)
+    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.QUEUED,
+                              db_index=True)
+    consumer = models.ForeignKey(Consumer, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
+                                 verbose_name=_("consumer"))
+    # Identifiers, not foreign keys: a task outlives a renamed or deleted configuration,
+    # and the worker resolves them when it runs (a missing one fails the task with a reason).
+    configuration = models.CharField(_("configuration"), max_length=100, db_index=True)
+    also = models.JSONField(_("further configurations"), default=list, blank=True)
+    messages = models.JSONField(_("input messages"), default=list, blank=True,
+                                help_text=_("OpenAI-shaped messages; an instruction is stored as one user message."))
+    field = models.JSONField(_("field"), null=True, blank=True,
+                             help_text=_("Field fills only: record, name, label, max_length."))
+    site = models.CharField(_("site"), max_length=100, blank=True, default="")
+    language = models.CharField(_("language"), max_length=35, blank=True, default="")
+    callback_url = models.URLField(_("callback URL"), max_length=1000, blank=True, default="")
+
+    attempts = models.PositiveIntegerField(_("attempts"), default=0,
+                                           help_text=_("How many times a worker claimed this task."))
+    lease_until = models.DateTimeField(_("claimed until"), null=True, blank=True,
+                                       help_text=_("A running task whose lease has passed is taken over by another worker."))
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+
+    # The screening result (SPEC §11.1): the answer as delivered, and the facts around it.
+    outcome = models.CharField(_("outcome"), max_length=20, blank=True, default="")
+    answer = models.TextField(_("answer"), blank=True, default="")
+    hints = models.JSONField(_("hints"), default=list, blank=True)
+    refusal = models.JSONField(_("refusal"), null=True, blank=True,
+                               help_text=_("The block without its passage (SPEC §9)."))
+    verification = models.JSONField(default=dict, blank=True)
+    checks = models.JSONField(default=list, blank=True)
+    completion = models.JSONField(null=True, blank=True)
+    policy_version = models.PositiveBigIntegerField(null=True, blank=True)
+    correlation_id = models.CharField(max_length=64, blank=True, default="")
+    failure = models.JSONField(_("failure"), null=True, blank=True, help_text=_("Code and message when failed."))
+
+    # Review (SPEC §10): who, when, what, and the edited text when there was one.
+    review_decision = models.CharField(_("review"), max_length=16, choices=Review.choices, blank=True, default="")
+    reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
+                                    related_name="+", verbose_name=_("reviewed by"))
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
+    edited_text = models.TextField(_("edited text"), blank=True, default="")
+    edited = models.BooleanField(_("edited"), default=False)
+
+    # Callback delivery (SPEC §10): visible on the task, never blocking a screening.
+    callback_attempts = models.PositiveIntegerField(default=0)
+    callback_status = models.CharField(max_length=16, blank=True, default="")
+    callback_error = models.CharField(max_length=500, blank=True, default="")
+
+    purged_at = models.DateTimeField(null=True, blank=True)
+    created = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
+    updated = models.DateTimeField(_("updated"), auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created"]
+        verbose_name = _("task")
+        verbose_name_plural = _("tasks")
+        indexes = [models.Index(fields=["consumer", "-created"]), models.Index(fields=["status", "-created"])]
+
+    def __str__(self):
+        return f"{self.get_kind_display()} {self.id}"
