@@ -294,7 +294,7 @@ def test_the_migration_turns_identifier_lists_into_links():
 
     executor = MigrationExecutor(connection)
     latest = executor.loader.graph.leaf_nodes("governance")
-    before = [("governance", "0003_policy_version_row")]
+    before = [("governance", "0004_task")]
     try:
         executor.migrate(before)
         old = executor.loader.project_state(before).apps

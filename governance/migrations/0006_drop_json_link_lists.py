@@ -1,11 +1,11 @@
-"""The JSON identifier lists, copied into JudgeLink / FallbackLink rows by 0004, go."""
+"""The JSON identifier lists, copied into JudgeLink / FallbackLink rows by 0005, go."""
 from django.db import migrations
 
 
 class Migration(migrations.Migration):
 
     dependencies = [
-        ("governance", "0004_configuration_links"),
+        ("governance", "0005_configuration_links"),
     ]
 
     operations = [

@@ -1,6 +1,6 @@
 """Judge chains and fallbacks become ordered relations (issue 11): rows that point at the
 configuration, so a rename cannot orphan them. The JSON identifier lists are copied into
-the new rows here and dropped in 0005 (PostgreSQL refuses to alter a table with pending
+the new rows here and dropped in 0006 (PostgreSQL refuses to alter a table with pending
 deferred foreign-key checks in the same transaction).
 """
 
@@ -40,7 +40,7 @@ def copy_links_into_lists(apps, schema_editor):
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('governance', '0003_policy_version_row'),
+        ('governance', '0004_task'),
     ]
     operations = [
         migrations.CreateModel(
