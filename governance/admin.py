@@ -168,6 +168,8 @@ class ConfigurationAdminForm(PolicyRecordForm):
 
     def _post_clean(self):
         # After the instance holds the form's values (identifier, provider, mode), before the save.
+        if "fallbacks" in getattr(self, "cleaned_data", {}):
+            self.instance._pending_fallbacks = [c.identifier for c in self.cleaned_data["fallbacks"]]
         super()._post_clean()
         if self.errors:
             return

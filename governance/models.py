@@ -72,6 +72,18 @@ class Provider(models.Model):
     def clean(self):
         if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
             raise ValidationError({"api_key_env": _("Give the name of an environment variable, not a key.")})
+        if self.pk and Provider.objects.filter(pk=self.pk).exclude(kind=self.kind).exists():
+            # Changing the kind must not turn this provider's configurations into mixed ones (SPEC §6.4).
+            from governance.families import configuration_faults
+
+            mixed = []
+            for configuration in self.configurations.all():
+                configuration.provider = self
+                if configuration_faults(configuration):
+                    mixed.append(configuration.identifier)
+            if mixed:
+                raise ValidationError({"kind": _("Configurations %(names)s would mix chat and decision settings "
+                                                 "under this kind.") % {"names": ", ".join(mixed)}})
 
 
 class Configuration(models.Model):
@@ -123,6 +135,10 @@ class Configuration(models.Model):
         self.rule_tags = normalise_tags(self.rule_tags)
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
+        from governance.families import configuration_faults
+
+        for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)
+            errors.setdefault(fault.field, fault.message)
         if errors:
             raise ValidationError(errors)
 
@@ -149,7 +165,10 @@ class Configuration(models.Model):
     # relations and code that assigns them fails loudly instead of setting a forgotten attribute.
     @property
     def fallbacks(self) -> list[str]:
-        return self.fallback_identifiers()
+        # While a save is being checked (writes.save_record, the admin form), the fallbacks it would
+        # store: model validation (governance.families) judges the record as it will stand.
+        pending = self.__dict__.get("_pending_fallbacks")
+        return list(pending) if pending is not None else self.fallback_identifiers()
 
     @fallbacks.setter
     def fallbacks(self, value):

@@ -734,6 +734,7 @@ def _read_document(document, errors: _Errors, *, prune: bool) -> _Document:
                 first_seen[record.name] = name_path
 
     _check_references(_Document(sections), errors, prune=prune)
+    _check_families(_Document(sections), errors)
     return _Document(sections)
 
 
@@ -797,7 +798,9 @@ def _check_references(doc: _Document, errors: _Errors, *, prune: bool) -> None:
 def _check_links(doc: _Document, errors: _Errors, *, prune: bool) -> None:
     """Fallbacks of another kind, fallback loops, judges judging each other in block mode (governance.links),
     on the policy as it would stand after the import, reported at the document's paths."""
-    graph = {} if (prune and doc.present("configurations")) else links.graph_from_database()
+    stored = links.graph_from_database()
+    old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(stored)}
+    graph = {} if (prune and doc.present("configurations")) else stored
     kinds = dict(Provider.objects.values_list("name", "kind"))
     kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})
     stored_providers = dict(Configuration.objects.values_list("identifier", "provider__name"))
@@ -818,10 +821,35 @@ def _check_links(doc: _Document, errors: _Errors, *, prune: bool) -> None:
     for problem in links.link_problems(graph):
         if problem.code in ("self", "twice"):
             continue  # reported by _identifiers, at the same path
+        if problem.code == "fallback_kind" and problem.source in paths:
+            continue  # reported by _check_families, at the same path
+        if (problem.source, problem.field, problem.target, problem.code) in old:
+            continue  # already so before the import: not this document's doing
         key = "fallbacks" if problem.field == "fallbacks" else "rules.judges"
         where = paths.get(problem.source)
         path = f"{where}.{key}[{problem.index}]" if where else "configurations"
         errors.add(path, problem.message)
+
+
+def _check_families(doc: _Document, errors: _Errors) -> None:
+    """Chat and decision configurations never mix (SPEC §6.4), judged on the records as they will stand."""
+    from governance.families import family_faults
+
+    provider_kinds = dict(Provider.objects.values_list("name", "kind"))
+    provider_kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})
+    kinds = {name: provider_kinds.get(provider)
+             for name, provider in Configuration.objects.values_list("identifier", "provider__name")}
+    kinds.update({r.name: provider_kinds.get(r.refs.get("provider")) for r in doc.records("configurations") if r.name})
+    for record in doc.records("configurations"):
+        provider = record.refs.get("provider")
+        kind = provider_kinds.get(provider)
+        if kind is None:
+            continue  # an unknown provider is reported by the reference check
+        values = {**record.values, "escalation": record.refs.get("escalation"), "fallbacks": record.refs.get("fallbacks")}
+        known = {name: k for name, k in kinds.items() if k is not None}
+        for fault in family_faults(kind, provider, values, kinds=known):
+            path = f"{record.path}.{record.paths.get(fault.field, fault.field)}"
+            errors.add(f"{path}[{fault.index}]" if fault.index is not None else path, fault.message)
 
 
 # ---------------------------------------------------------------------------

@@ -50,6 +50,8 @@ def save_record(actor, instance_or_model, changes: dict):
         errors = _apply(instance, plain)
         wanted_links, link_errors = _resolve_links(model, changes)
         errors.update(link_errors)
+        if "fallbacks" in wanted_links:
+            instance._pending_fallbacks = [c.identifier for c in wanted_links["fallbacks"]]
         try:
             # After full_clean the values are normalised (tags lower-cased,
             # numbers parsed), so re-sending a stored value is not a change.
@@ -76,6 +78,7 @@ def save_record(actor, instance_or_model, changes: dict):
         instance.save()
         for name, targets in wanted_links.items():
             set_links(instance, name, targets)
+        instance.__dict__.pop("_pending_fallbacks", None)
     return instance
 
 
@@ -130,6 +133,8 @@ def link_errors_for(stored, instance, wanted_links: dict) -> dict[str, list]:
     for problem in links.new_problems(stored.identifier if stored is not None else None, instance.identifier,
                                       node, graph):
         if problem.source == instance.identifier:
+            if problem.code == "fallback_kind":
+                continue  # the model's own check (governance.families) reports it at the same field
             field = problem.field
         elif problem.code in ("fallback_loop", "mutual_judges"):
             continue  # the same pair, reported on this configuration's own list
@@ -149,7 +154,10 @@ def _provider_link_errors(stored, provider) -> dict[str, list]:
     for name in mine:
         after[name].kind = provider.kind
     old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(before)}
-    found = [p for p in links.link_problems(after, only=mine) if (p.source, p.field, p.target, p.code) not in old]
+    # A configuration on this provider with a fallback of the other kind is Provider.clean's (governance.families);
+    # here: the configurations elsewhere whose fallbacks the new kind would mix.
+    found = [p for p in links.link_problems(after, only=mine) if (p.source, p.field, p.target, p.code) not in old
+             and p.source not in mine]
     return {"kind": [ValidationError(p.message, code=p.code) for p in found]} if found else {}
 
 

@@ -15,7 +15,7 @@ __all__ = ["configuration_warnings", "rule_numbering_for_snippet", "zone_warning
 
 
 def configuration_warnings(configuration) -> list[str]:
-    """Every reason a judge of `configuration` can never run: zones (SPEC §7), then judges not built yet."""
+    """Every reason the rules of `configuration` can never be judged: no judge at all, or zones (SPEC §7)."""
     if configuration is None or configuration.pk is None:
         return []
     judges = configuration.ordered_judges()
@@ -24,12 +24,4 @@ def configuration_warnings(configuration) -> list[str]:
             return [core.render(messages.WARN_NO_JUDGES, None, configuration=configuration.identifier,
                                 mode=configuration.rule_mode)]
         return []
-    warnings = zone_warnings(configuration)
-    for judge in judges:
-        if judge.provider.kind == "decision":
-            from judging.judges import NotAsked, judge_for
-
-            if isinstance(judge_for(judge), NotAsked):  # until SPEC §6.4 registers its judge
-                facts = {"judge": judge.identifier, "configuration": configuration.identifier}
-                warnings.append(core.render(messages.WARN_DECISION_JUDGE, None, **facts))
-    return warnings
+    return zone_warnings(configuration)

@@ -189,9 +189,9 @@ def decider(db):
 def test_a_decision_configuration_is_no_chat_fallback(superuser, newsroom, decider):
     with pytest.raises(ValidationError) as refused:
         save_record(superuser, newsroom, {"fallbacks": ["spare", "decider"]})
+    # One message, the model's own (governance.families), not one per check.
     assert refused.value.message_dict == {"fallbacks": [
-        "“decider” is a decision configuration and “newsroom” a chat one: a fallback must be of the same kind. "
-        "Choose a chat configuration."]}
+        "Fallback decider is a decision configuration; a chat configuration falls back only to chat configurations."]}
     assert newsroom.fallback_identifiers() == ["spare"]
 
 
@@ -248,7 +248,8 @@ def test_the_policy_import_refuses_the_same_links_at_their_paths(newsroom, decid
                            "configurations[1].fallbacks[0]", "configurations[1].rules.judges[0]",
                            "configurations[2].rules.judges[0]"}
     assert "a loop is refused" in errors["configurations[0].fallbacks[0]"][0]
-    assert "must be of the same kind" in errors["configurations[0].fallbacks[1]"][0]
+    assert errors["configurations[0].fallbacks[1]"] == [
+        "Fallback decider is a decision configuration; a chat configuration falls back only to chat configurations."]
     assert "judge each other in block mode" in errors["configurations[2].rules.judges[0]"][0]
     assert not Configuration.objects.filter(identifier__in=["a", "b", "c"]).exists()
 
