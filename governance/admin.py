@@ -21,7 +21,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from governance import links, writes
 from governance.models import (LINK_FIELDS, Configuration, Consumer, FallbackLink, GovernanceEvent, JudgeLink,
                                Provider, normalise_tags)
-from governance.permissions import admin_only_fields, is_administrator, require_admin_for
+from governance.permissions import admin_only_fields, field_label, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")
@@ -114,13 +114,16 @@ class OrderedConfigurationsField(forms.ModelMultipleChoiceField):
         return initial != [str(v) for v in data or ()]
 
 
+MSG_READ_ONLY_ERROR = _("%(label)s: %(error)s Only an administrator can change this field: ask one to fix it.")
+
+
 class PolicyRecordForm(forms.ModelForm):
     """Base form: Model.clean() may judge fields this form does not show (read-only ones)."""
 
     def _update_errors(self, errors):
         # Django refuses an error keyed by a field the form lacks (ValueError, a
         # 500). Such an error concerns a read-only field: show it at the top,
-        # named, so the person sees what an administrator has to fix.
+        # by its label, saying who can fix it.
         if hasattr(errors, "error_dict"):
             kept: dict[str, list] = {}
             for field, messages_ in errors.error_dict.items():
@@ -128,8 +131,9 @@ class PolicyRecordForm(forms.ModelForm):
                     kept.setdefault(field, []).extend(messages_)
                 else:
                     for message in messages_:
-                        text = " ".join(message.messages)
-                        kept.setdefault(NON_FIELD_ERRORS, []).append(ValidationError(f"{field}: {text}"))
+                        kept.setdefault(NON_FIELD_ERRORS, []).append(ValidationError(
+                            MSG_READ_ONLY_ERROR % {"label": field_label(self._meta.model, field),
+                                                   "error": " ".join(message.messages)}))
             errors = ValidationError(kept)
         super()._update_errors(errors)
 
@@ -268,6 +272,8 @@ class AdminOnlyFieldsMixin:
             require_admin_for(request.user, self.model, set(request.POST))
 
     def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None and getattr(request, "_gavel_revert", False) and not is_administrator(request.user):
+            self.keep_admin_only_values(request, obj)
         form = super().get_form(request, obj, change, **kwargs)
         form.actor = request.user
         return form
@@ -313,7 +319,29 @@ class AdminOnlyFieldsMixin:
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # Reverting to a past version is a change POST too.
         self.refuse_forged_post(request)
+        request._gavel_revert = True
         return super().history_form_view(request, object_id, version_id, extra_context)
+
+    def keep_admin_only_values(self, request, version) -> None:
+        """A policy editor's revert restores what they may write and keeps the admin-only fields as stored.
+
+        `version` is the past version the revert page shows and saves; its admin-only values are
+        replaced by the stored ones before the page shows them, and the page says which fields differ.
+        """
+        if hasattr(request, "_gavel_kept"):
+            return  # get_form may be asked twice in one request
+        stored = self.model._default_manager.filter(pk=version.pk).first()
+        kept = []
+        for name in admin_only_fields(self.model) if stored is not None else ():
+            if name in LINK_FIELDS:
+                continue  # chains are not in the history rows: a revert never touches them
+            attname = self.model._meta.get_field(name).attname
+            if getattr(version, attname) != getattr(stored, attname):
+                kept.append(field_label(self.model, name))
+                setattr(version, attname, getattr(stored, attname))
+        request._gavel_kept = kept
+        if kept and request.method == "GET":
+            messages.warning(request, MSG_REVERT_KEPT % {"fields": ", ".join(kept)})
 
     def save_model(self, request, obj, form, change):
         model_fields = {f.name for f in self.model._meta.concrete_fields} | set(LINK_FIELDS)
@@ -322,9 +350,18 @@ class AdminOnlyFieldsMixin:
         # What SimpleHistoryAdmin.save_model would do, as this replaces it: the history names the person.
         obj._history_user = request.user
         writes.save_record(request.user, obj, changes)
+        if getattr(request, "_gavel_kept", None):
+            messages.info(request, MSG_REVERT_KEPT_DONE % {"fields": ", ".join(request._gavel_kept)})
 
 
 ADMIN_ONLY_NOTE = _("Only an administrator (superuser) can change these fields.")
+MSG_REVERT_KEPT = _(
+    "This version differs in fields only an administrator can restore: %(fields)s. Those keep their current "
+    "values (shown here); “Revert” restores every other field. To keep everything as it is, go back without "
+    "saving; to restore those fields too, ask an administrator."
+)
+MSG_REVERT_KEPT_DONE = _("Restored every field you may change; kept as they are (only an administrator can restore "
+                         "them): %(fields)s.")
 # The confirmation page sends the change again with this key (see AdminOnlyFieldsMixin.confirm_effects).
 CONFIRMED = "_gavel_confirmed"
 

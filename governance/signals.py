@@ -62,3 +62,19 @@ m2m_changed.connect(
     dispatch_uid="policy-version-termlist-scope",
     weak=False,
 )
+
+
+# --- Lock-outs (django-axes, issue 11): every one is logged, with who and from where. ---
+import logging  # noqa: E402
+
+from axes.signals import user_locked_out  # noqa: E402
+
+security_log = logging.getLogger("gavel.security")
+
+
+def _log_lock_out(sender, request=None, username=None, ip_address=None, **kwargs):
+    security_log.warning("login locked out: user name %r from address %s after too many failed attempts",
+                         username or "", ip_address or "-")
+
+
+user_locked_out.connect(_log_lock_out, dispatch_uid="gavel-log-lock-out", weak=False)

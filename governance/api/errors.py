@@ -113,7 +113,13 @@ def bad_request(request, exception):
 
 
 def permission_denied(request, exception):
-    return error_response(403) if is_json_path(request.path) else defaults.permission_denied(request, exception)
+    if is_json_path(request.path):
+        return error_response(403)
+    if request.path.startswith("/admin/"):
+        from governance.pages import admin_permission_denied
+
+        return admin_permission_denied(request, exception)
+    return defaults.permission_denied(request, exception)
 
 
 def page_not_found(request, exception):

@@ -295,7 +295,9 @@ def test_service_refuses_a_policy_editor_each_configuration_field(policy_editor,
     with pytest.raises(PermissionDenied) as refused:
         save_record(policy_editor, Configuration.objects.get(pk=desk.pk),
                     {"model": "other-model", name: FORGED_CONFIGURATION[name]})
-    assert str(refused.value) == f"Only an administrator may change: {name}"
+    # The field as a person knows it (its label), and what to do.
+    assert str(refused.value) == (f"Only an administrator may change: {label_of(Configuration, name)}. Ask an "
+                                  "administrator to make this change, or leave these fields as they are.")
     assert snapshot(desk, CONFIGURATION_LOCKED + ("model",)) == before
 
 
