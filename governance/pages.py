@@ -25,6 +25,11 @@ def admin_permission_denied(request, exception):
     """A 403 inside the admin, in the admin's layout: what was refused, why, and the way back."""
     from django.contrib import admin
     from django.utils.http import url_has_allowed_host_and_scheme
+    from django.views import defaults
+
+    if not hasattr(request, "user"):
+        # Refused before the authentication middleware ran: no admin page can be drawn for nobody.
+        return defaults.permission_denied(request, exception)
 
     reason = str(exception) if exception is not None and str(exception) else ""
     back = request.META.get("HTTP_REFERER", "")
