@@ -550,8 +550,8 @@ class ConsumerAdmin(admin.ModelAdmin):
 class GovernanceEventAdmin(admin.ModelAdmin):
     """Append-only: readable with the view permission, never added, changed or deleted here."""
 
-    list_display = ("at", "decision", "check_name", "configuration", "provider", "model", "actor", "mode",
-                    "correlation_link")
+    # Fits 1280 px: provider, model and actor are on the detail page (issue 11).
+    list_display = ("at", "decision", "check_name", "configuration", "subject", "mode", "correlation_link")
     # No filter on an unindexed column: listing its distinct values would scan the whole log.
     list_filter = ("decision", "check_name", "mode", "configuration")
     search_fields = ("=correlation_id", "configuration", "provider", "actor", "model")
@@ -560,7 +560,7 @@ class GovernanceEventAdmin(admin.ModelAdmin):
     # The log grows fast; do not count the whole table on every filtered page.
     show_full_result_count = False
     fields = ("at", "correlation_id", "decision", "check_name", "configuration", "provider", "model", "actor",
-              "mode", "detail_pretty")
+              "mode", "summary", "detail_pretty")
     readonly_fields = fields
 
     @admin.display(description=_("correlation id"))
@@ -568,7 +568,22 @@ class GovernanceEventAdmin(admin.ModelAdmin):
         # Every event of one screening shares the id: link to all of them.
         return format_html('<a href="?{}">{}</a>', urlencode({"q": obj.correlation_id}), obj.correlation_id[:12])
 
-    @admin.display(description=_("detail"))
+    # Append-only: no History button (the change form's object tools are left out).
+    change_form_template = "admin/governance/governanceevent/change_form.html"
+
+    @admin.display(description=_("about"))
+    def subject(self, obj):
+        from governance.event_text import subject
+
+        return subject(obj.detail) or "—"
+
+    @admin.display(description=_("in words"))
+    def summary(self, obj):
+        from governance.event_text import sentence
+
+        return sentence(obj)
+
+    @admin.display(description=_("facts (JSON)"))
     def detail_pretty(self, obj):
         text = json.dumps(obj.detail, indent=2, ensure_ascii=False, default=str)
         return format_html('<pre class="gavel-json">{}</pre>', text)

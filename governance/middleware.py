@@ -140,3 +140,25 @@ def limits(request) -> dict:
     from django.conf import settings
 
     return {"gavel_upload_limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0}
+
+
+class UserLanguageMiddleware:
+    """A signed-in person's profile language wins over the browser's Accept-Language (SPEC §1).
+
+    After AuthenticationMiddleware; LocaleMiddleware has already chosen from the request, and its
+    Content-Language header follows whatever is active when the response passes back.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.utils import translation
+
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not is_json_path(request.path):
+            language = (getattr(getattr(user, "gavel_profile", None), "language", "") or "")
+            if language:
+                translation.activate(language)
+                request.LANGUAGE_CODE = language
+        return self.get_response(request)

@@ -506,3 +506,23 @@ class Task(models.Model):
 
     def __str__(self):
         return f"{self.get_kind_display()} {self.id}"
+
+
+class UserProfile(models.Model):
+    """What a person sets for themselves: the language Gavel speaks to them in (SPEC §1)."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="gavel_profile",
+                                verbose_name=_("user"))
+    language = models.CharField(
+        _("language"), max_length=8, blank=True, default="",
+        choices=[("en", "English"), ("de", "Deutsch")],
+        help_text=_("The language of the admin, the review UI and the messages you read; blank follows your "
+                    "browser (Accept-Language)."),
+    )
+
+    class Meta:
+        verbose_name = _("user profile")
+        verbose_name_plural = _("user profiles")
+
+    def __str__(self):
+        return str(self.user)

@@ -21,6 +21,26 @@ def locked_out(request, original_response=None, credentials=None):
     return response.render()
 
 
+def switch_language(request):
+    """The admin's language switch: saves the choice in the person's profile (SPEC §1) and goes back."""
+    from django.conf import settings as django_settings
+    from django.http import HttpResponseNotAllowed, HttpResponseRedirect
+    from django.utils.http import url_has_allowed_host_and_scheme
+
+    from governance.models import UserProfile
+
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    language = request.POST.get("language", "")
+    if language not in {code for code, _name in django_settings.LANGUAGES} | {""}:
+        language = ""
+    UserProfile.objects.update_or_create(user=request.user, defaults={"language": language})
+    back = request.POST.get("next", "")
+    if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
+        back = "/admin/"
+    return HttpResponseRedirect(back)
+
+
 def admin_permission_denied(request, exception):
     """A 403 inside the admin, in the admin's layout: what was refused, why, and the way back."""
     from django.contrib import admin

@@ -95,6 +95,7 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "governance.middleware.UserLanguageMiddleware",
     # Before anything reads the body: an admin form over the upload limit returns to its page, saying the limit.
     "governance.middleware.AdminBodyLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

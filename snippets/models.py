@@ -96,6 +96,8 @@ class PatternRule(models.Model):
 
     class Meta:
         ordering = ["identifier"]
+        verbose_name = _("pattern rule")
+        verbose_name_plural = _("pattern rules")
 
     def __str__(self):
         return self.identifier
