@@ -217,6 +217,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "governance.api.schema.natural_component_names",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "ScreeningKindEnum": "governance.screening.KINDS",
         "TaskKindEnum": ["queued_task", "field_fill"],
