@@ -20,6 +20,15 @@ from simple_history.models import HistoricalRecords
 
 from judging.zones import TRUST_ZONES
 
+# The zones as words (SPEC §7), most trusted first; the stored value stays the code.
+TRUST_ZONE_LABELS = {
+    "local": _("local (this machine or network)"),
+    "private_hosted": _("private hosted"),
+    "external_eu": _("external, EU"),
+    "external_global": _("external, worldwide"),
+}
+TRUST_ZONE_CHOICES = [(zone, TRUST_ZONE_LABELS[zone]) for zone in TRUST_ZONES]
+
 
 def validate_tag_list(value):
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -41,30 +50,48 @@ class Provider(models.Model):
         CHAT = "chat", _("chat")
         DECISION = "decision", _("decision")
 
-    name = models.SlugField(max_length=100, unique=True)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CHAT)
+    name = models.SlugField(_("name"), max_length=100, unique=True,
+                            help_text=_("How configurations and the policy file name this provider: letters, digits, "
+                                        "hyphens."))
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.CHAT,
+                            help_text=_("Chat models write text; decision models answer allow / deny / pass "
+                                        "questions and only judge. The two never mix."))
     route = models.CharField(
-        max_length=64, help_text=_("litellm provider prefix, e.g. openai, anthropic, ollama, hosted_vllm")
+        _("route"), max_length=64,
+        help_text=_("litellm provider prefix, e.g. openai, anthropic, ollama, hosted_vllm"),
     )
-    api_base = models.URLField(max_length=500, blank=True, default="")
+    api_base = models.URLField(_("API base"), max_length=500, blank=True, default="",
+                               help_text=_("The address requests go to, e.g. https://eu.api.example.com/v1; blank "
+                                           "uses the route's default."))
     api_key_env = models.CharField(
+        _("key variable"),
         max_length=128,
         blank=True,
         default="",
         help_text=_("Name of the environment variable holding the key. Keys never enter the database."),
     )
     trust_zone = models.CharField(
-        max_length=32, choices=[(z, z) for z in TRUST_ZONES], blank=True, default="",
-        help_text=_("Blank means the provider declares no zone."),
+        _("trust zone"), max_length=32, choices=TRUST_ZONE_CHOICES, blank=True, default="",
+        help_text=_("Where text sent here goes, most trusted first. A judge never reads a text written in a more "
+                    "trusted zone. Blank means the provider declares no zone (counted as external, worldwide)."),
     )
-    timeout = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)], help_text=_("seconds"))
-    price_per_mtok_in = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
-    price_per_mtok_out = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    timeout = models.PositiveIntegerField(_("timeout"), default=30, validators=[MinValueValidator(1)],
+                                          help_text=_("seconds"))
+    price_per_mtok_in = models.DecimalField(_("price per million input tokens"), max_digits=12, decimal_places=6,
+                                            null=True, blank=True,
+                                            help_text=_("For cost and the daily cost cap; blank uses litellm's "
+                                                        "price map."))
+    price_per_mtok_out = models.DecimalField(_("price per million output tokens"), max_digits=12, decimal_places=6,
+                                             null=True, blank=True,
+                                             help_text=_("For cost and the daily cost cap; blank uses litellm's "
+                                                         "price map."))
 
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("provider")
+        verbose_name_plural = _("providers")
 
     def __str__(self):
         return self.name
@@ -96,32 +123,56 @@ class Configuration(models.Model):
         BLOCK = "block", _("block")
         ALLOW = "allow", _("allow")
 
-    identifier = models.SlugField(max_length=100, unique=True)
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="configurations")
-    model = models.CharField(max_length=200)
-    system_prompt = models.TextField(blank=True, default="")
-    temperature = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)])
-    max_tokens = models.PositiveIntegerField(null=True, blank=True)
-    timeout = models.PositiveIntegerField(default=0, help_text=_("seconds; 0 uses the provider's timeout"))
-    budget_daily_requests = models.PositiveIntegerField(default=0, help_text=_("0 means no cap"))
-    budget_daily_tokens = models.PositiveBigIntegerField(default=0, help_text=_("0 means no cap"))
+    identifier = models.SlugField(_("identifier"), max_length=100, unique=True,
+                                  help_text=_("What a call names (configuration, also) and the policy file uses."))
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="configurations",
+                                 verbose_name=_("provider"), help_text=_("Where the model is reached."))
+    model = models.CharField(_("model"), max_length=200, help_text=_("The provider's model name, e.g. gpt-4o-mini."))
+    system_prompt = models.TextField(_("system prompt"), blank=True, default="",
+                                     help_text=_("Sent first with every call; context snippets are appended."))
+    temperature = models.FloatField(_("temperature"), null=True, blank=True,
+                                    validators=[MinValueValidator(0), MaxValueValidator(2)],
+                                    help_text=_("0 to 2; blank uses the model's default. Judges always use 0."))
+    max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True,
+                                             help_text=_("Longest answer in tokens; blank uses the model's limit."))
+    timeout = models.PositiveIntegerField(_("timeout"), default=0, help_text=_("seconds; 0 uses the provider's timeout"))
+    budget_daily_requests = models.PositiveIntegerField(_("requests per day"), default=0,
+                                                        help_text=_("0 means no cap"))
+    budget_daily_tokens = models.PositiveBigIntegerField(_("tokens per day"), default=0, help_text=_("0 means no cap"))
     budget_daily_cost = models.DecimalField(
-        max_digits=12, decimal_places=4, default=Decimal("0"), help_text=_("0 means no cap")
+        _("cost per day"), max_digits=12, decimal_places=4, default=Decimal("0"), help_text=_("0 means no cap")
     )
-    context_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    rule_mode = models.CharField(max_length=8, choices=RuleMode.choices, default=RuleMode.OFF)
-    rule_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    rule_default = models.CharField(max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK)
-    min_confidence = models.FloatField(default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)])
+    context_tags = models.JSONField(
+        _("context tags"), default=list, blank=True, validators=[validate_tag_list],
+        help_text=_("Snippets and pattern rules with these tags are added to the system prompt, so the model "
+                    "writes by them. Rule tags choose what is checked afterwards."))
+    rule_mode = models.CharField(
+        _("rule mode"), max_length=8, choices=RuleMode.choices, default=RuleMode.OFF,
+        help_text=_("off: rules are not checked. report: the text is delivered with a hint per finding (a shadow "
+                    "mode for trying rules). block: a finding, or a check that failed, stops the text."))
+    rule_tags = models.JSONField(
+        _("rule tags"), default=list, blank=True, validators=[validate_tag_list],
+        help_text=_("Active, not hidden snippets with these tags make the rule set the judges check; pattern rules "
+                    "with these tags are checked by machine."))
+    rule_default = models.CharField(
+        _("rule default"), max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK,
+        help_text=_("In block mode, what happens when every judge passed (none could decide): block stops the "
+                    "text (fail closed); allow delivers it with a “not checked” hint."))
+    min_confidence = models.FloatField(
+        _("min confidence"), default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text=_("Decision judges only: an answer less confident than this counts as pass for its rule."))
     # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
     escalation = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("escalation"),
+        help_text=_("A chat configuration asked once to write the text again when verification fails."),
     )
 
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["identifier"]
+        verbose_name = _("configuration")
+        verbose_name_plural = _("configurations")
 
     def __str__(self):
         return self.identifier

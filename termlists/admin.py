@@ -67,6 +67,16 @@ class TermListAdmin(SimpleHistoryAdmin):
     def required_count(self, obj):
         return len(parse_terms(obj.required))
 
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # Say the silent clean-up: repeated terms are folded into one on save (issue 11).
+        for field in ("forbidden", "required"):
+            typed = [line.strip() for line in request.POST.get(field, "").splitlines() if line.strip()]
+            removed = len(typed) - len(parse_terms(getattr(obj, field)))
+            if removed > 0:
+                self.message_user(request, messages.DUPLICATES_REMOVED % {
+                    "count": removed, "field": form.fields[field].label if field in form.fields else field})
+
     # --- the "try it" box ---
     def get_urls(self):
         info = self.opts.app_label, self.opts.model_name

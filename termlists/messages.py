@@ -35,3 +35,4 @@ LIST_TOO_BIG = _(
     "This list is %(size)s; a term list holds at most %(limit)s per field (GAVEL_TERM_LIST_MAX_BYTES). Split it "
     "into two lists."
 )
+DUPLICATES_REMOVED = _("%(field)s: %(count)d repeated term(s) removed; each term is kept once.")

@@ -93,7 +93,7 @@ def readonly_text(html: str, label: str) -> str | None:
 def label_of(model, name: str) -> str:
     if name == "rule_judges":  # a relation of its own (JudgeLink), labelled by the form
         return "Rule judges"
-    return capfirst(model._meta.get_field(name).verbose_name)
+    return str(capfirst(model._meta.get_field(name).verbose_name))
 
 
 # --- (a) The admin ----------------------------------------------------------------
