@@ -1,4 +1,4 @@
-"""URL map: admin, REST API v1, review UI, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI, health check."""
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -30,6 +30,7 @@ urlpatterns = [
     path("admin/language/", admin.site.admin_view(pages.switch_language), name="gavel_switch_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
+    path("openai/v1/", include(("governance.openai.urls", "openai"))),
 ]
 
 handler400 = "governance.api.errors.bad_request"
