@@ -100,3 +100,29 @@ def test_try_it_is_full_width_at_1280_px(log_in, live_server, superuser, desk, s
     page.get_by_role("button", name="Find terms").click()
     expect(page.locator("#try-result")).to_contain_text("Kunde")
     expect(page.locator("#try-result")).to_contain_text("Rabatte")
+
+
+POLICY = """providers:
+  - {name: local, kind: chat, route: ollama, trust_zone: local}
+configurations:
+  - {identifier: writer, provider: local, model: qwen, fallbacks: [writer-backup]}
+  - {identifier: writer-backup, provider: local, model: qwen-small}
+"""
+
+
+def test_an_administrator_imports_a_policy_file_after_a_dry_run(log_in, live_server, superuser, screenshots):
+    page = log_in(superuser)
+    page.get_by_role("link", name="Import a policy file (dry run first)").click()
+    page.fill("textarea[name=text]", POLICY)
+    page.get_by_role("button", name="Check (dry run)").click()
+
+    dry_run = page.locator("#policy-dry-run")
+    expect(dry_run).to_contain_text("Dry run: nothing was written yet")
+    expect(dry_run).to_contain_text("3 created, 0 changed, 0 removed, 0 unchanged.")
+    expect(dry_run).to_contain_text("configurations:writer-backup")
+    page.screenshot(path=str(screenshots / "policy-import-dry-run.png"), full_page=True)
+    assert not Configuration.objects.filter(identifier="writer").exists()
+
+    page.get_by_role("button", name="Apply this import").click()
+    expect(page.locator("ul.messagelist li.success")).to_contain_text("Policy imported: 3 created")
+    assert Configuration.objects.get(identifier="writer").fallback_identifiers() == ["writer-backup"]

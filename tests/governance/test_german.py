@@ -2,7 +2,6 @@
 English string of Gavel's catalogue. A failure names the page and the string: translate it in
 locale/de/LC_MESSAGES/django.po (run `manage.py makemessages -l de`, then compile with msgfmt)."""
 import re
-import sys
 from html import unescape
 from pathlib import Path
 
@@ -15,7 +14,6 @@ from snippets.models import Snippet
 from termlists.models import TermList
 from tests.governance.test_admin import desk, gateway, judges, superuser, superuser_client  # noqa: F401
 
-sys.path.insert(0, str(Path(__file__).parent))
 CATALOGUE = Path(__file__).resolve().parents[2] / "locale" / "de" / "LC_MESSAGES" / "django.po"
 GAVEL_APPS = {"governance", "snippets", "termlists", "judging"}
 
