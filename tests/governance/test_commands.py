@@ -13,7 +13,7 @@ from rest_framework.test import APIClient
 
 from governance import policy
 from governance.management.commands.seed_demo import EDITORIAL_CORPUS
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider
+from governance.models import Configuration, Consumer, GovernanceEvent, Provider, set_links
 from snippets.models import PatternRule
 from snippets.services import system_prompt_for
 from termlists.models import TermList
@@ -335,7 +335,7 @@ def test_seed_demo_checks_the_english_rules_of_the_editorial_corpus():
     prompt = system_prompt_for(demo)
     assert "[rule:editorial.click-here]" in prompt and "[rule:editorial.slash-date]" in prompt  # en, en+de
     assert "[rule:editorial.hier-klicken]" not in prompt  # de only
-    Configuration.objects.filter(pk=demo.pk).update(rule_judges=[])  # no model call in this test
+    set_links(demo, "rule_judges", [])  # no model call in this test
 
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.splitlines()[-1]}")
