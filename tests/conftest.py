@@ -29,15 +29,14 @@ def configuration(db, provider):
 @pytest.fixture
 def backup(db, provider_server, configuration):
     """A second provider on the same server, and `newsroom` falling back to a configuration on it."""
-    from governance.models import Configuration, Provider
+    from governance.models import Configuration, Provider, set_links
 
     provider = Provider.objects.create(
         name="fallback-test", kind="chat", route="openai", api_base=provider_server.base_url,
         api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
     )
     fallback = Configuration.objects.create(identifier="newsroom-backup", provider=provider, model="backup-model")
-    configuration.fallbacks = ["newsroom-backup"]
-    configuration.save()
+    set_links(configuration, "fallbacks", [fallback])
     return fallback
 
 
@@ -73,17 +72,23 @@ def _isolated_cache_and_key(monkeypatch):
     rolled-back SQLite database reuses: start every test with an empty cache.
     The test provider's key variable is set so litellm's OpenAI route sends.
     A request's LocaleMiddleware leaves its language active in the thread (a
-    server's next request activates its own): every test ends in the default."""
+    server's next request activates its own): every test ends in the default.
+    Compiled pattern rules are kept per policy version, and a rolled-back database
+    reuses version numbers: every test starts without them."""
     from django.core.cache import cache
     from django.utils import translation
 
+    from snippets.services import forget_compiled as forget_compiled_patterns
     from termlists.services import forget_compiled
 
     monkeypatch.setenv("GAVEL_TEST_KEY", "test-key-not-secret")
     cache.clear()
     # A rolled-back database starts again at policy version 1 (and SQLite reuses ids): what this
     # process cached per version must not outlive the test.
+    forget_compiled_patterns()
     forget_compiled()
     yield
     cache.clear()
+    forget_compiled_patterns()
+    forget_compiled()
     translation.deactivate()

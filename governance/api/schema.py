@@ -8,6 +8,7 @@
 CI fuzzes the document against a live server (tests/production/test_schema_fuzz.py).
 """
 import copy
+import json
 
 from drf_spectacular.extensions import (
     OpenApiAuthenticationExtension, OpenApiSerializerExtension, OpenApiSerializerFieldExtension,
@@ -239,4 +240,23 @@ def complete_responses(result, generator, request, public):
                     "description": "Seconds until the consumer's rate allows the next request "
                                    "(sent when throttled; a budget refusal lasts until the next day).",
                 }})
+    return result
+
+
+# drf-spectacular appends "Request" to request components (COMPONENT_SPLIT_REQUEST), so a serializer already
+# called ScreeningRequest became "ScreeningRequestRequest" (issue 11): drop the doubled suffix everywhere.
+def natural_component_names(result, generator, request, public):
+    schemas = result.get("components", {}).get("schemas", {})
+    renames = {name: name[: -len("Request")] for name in schemas
+               if name.endswith("RequestRequest") and name[: -len("Request")] not in schemas}
+    if not renames:
+        return result
+    text = json.dumps(result)
+    for old, new in renames.items():
+        text = text.replace(f'"#/components/schemas/{old}"', f'"#/components/schemas/{new}"')
+    result = json.loads(text)
+    schemas = result["components"]["schemas"]
+    for old, new in renames.items():
+        schemas[new] = schemas.pop(old)
+    result["components"]["schemas"] = dict(sorted(schemas.items()))
     return result

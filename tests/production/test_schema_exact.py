@@ -80,7 +80,7 @@ def test_the_schema_documents_throttling_and_outages(client):
         assert "Retry-After" in responses["429"]["headers"]
         assert "Retry-After" in responses["503"]["headers"]
         assert responses["429"]["content"]["application/json"]["schema"] == {"$ref": "#/components/schemas/Error"}
-    request = schema["components"]["schemas"]["CompletionRequestRequest"]
+    request = schema["components"]["schemas"]["CompletionRequest"]
     assert request["additionalProperties"] is False
     assert request["properties"]["messages"]["minItems"] == 1
 
