@@ -80,11 +80,11 @@ def test_a_judge_that_hangs_past_its_deadline_is_a_failed_check(api, provider_se
 
     from governance.models import Configuration
     from snippets.models import Snippet
+    from tests.judging.conftest import set_rules
 
     Snippet.objects.create(identifier="style", name="Style", tags=["style"], body="Never promise a date.")
     Configuration.objects.create(identifier="slow-judge", provider=provider, model="judge-model", timeout=1)
-    configuration.rule_mode, configuration.rule_tags, configuration.rule_judges = mode, ["style"], ["slow-judge"]
-    configuration.save()
+    set_rules(configuration, mode, judges=["slow-judge"], tags=["style"])
     provider_server.script([{"for_model": "judge-model", "delay": 4, "text": '{"violations": []}'}])
     started = time.monotonic()
     response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": FORTY_WORDS}, format="json")
