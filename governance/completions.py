@@ -69,11 +69,17 @@ def claim_request(configuration: Configuration):
     return day if rows.update(requests=F("requests") + 1) else None
 
 
-def _count_usage(configuration: Configuration, day, tokens: int, cost: float) -> None:
-    """Add tokens and cost to the day the request was counted on (not the day it ended)."""
+def _count_usage(configuration: Configuration, day, tokens: int, cost: float, latency_ms: float = 0.0) -> None:
+    """Add tokens, cost and latency to the day the request was counted on (not the day it ended)."""
     UsageDay.objects.filter(configuration=configuration, day=day).update(
-        tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6)))
+        tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6))),
+        latency_ms=F("latency_ms") + max(round(latency_ms), 0),
     )
+
+
+def _count_failure(configuration: Configuration, day) -> None:
+    """A counted request whose provider failed (error or timeout): the dashboard's failure rate."""
+    UsageDay.objects.filter(configuration=configuration, day=day).update(failures=F("failures") + 1)
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:
@@ -171,13 +177,14 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
             )
         except ProviderError as exc:
             logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+            _count_failure(candidate, day)
             errors.append(exc)
             if not exc.retryable:
                 raise ProviderFailed(
                     _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}
                 ) from exc
             continue
-        _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost)
+        _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         return reply, candidate
     _raise_chain_failure(errors)
 
@@ -280,6 +287,7 @@ def open_stream(call: PreparedCall):
             iterator = iter(handle)
             first = next(iterator, None)
         except ProviderError as exc:
+            _count_failure(candidate, day)
             errors.append(exc)
             if not exc.retryable:
                 raise ProviderFailed(_("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}) from exc
@@ -312,7 +320,7 @@ def stream_events(call: PreparedCall, opened=None):
             if rest:
                 yield sse("delta", {"text": rest})
         reply = handle.reply
-        _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
+        _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), facts)
     except Exception as exc:
         # After the first chunk there is no fallback, and the text was not
@@ -320,6 +328,7 @@ def stream_events(call: PreparedCall, opened=None):
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
             logger.warning("stream failed after it started: %s", exc.reason)
+            _count_failure(served, day)
             code, message = ("provider_timeout" if timed_out else "provider_error"), _("The provider stopped while streaming.")
         else:
             logger.exception("screening a stream failed (request %s)", call.correlation_id)

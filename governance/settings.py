@@ -149,7 +149,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+# The editors' login (SPEC §10): Django's LoginView, which non-staff editors can use. The admin
+# keeps its own login page for /admin/.
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/review/"
 
 # --- Celery (SPEC §10, §11.4): eager when no broker is configured. ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
