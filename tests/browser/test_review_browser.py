@@ -15,7 +15,8 @@ from playwright.sync_api import expect
 from governance.models import GovernanceEvent, Task
 from tests.browser.conftest import PASSWORD
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
-    ANSWER, HYPE, PROMISE, blocked_task, desk_policy, hinted_hints, hinted_task, outsider, queued_task, reviewer,
+    ANSWER, HYPE, PROMISE, blocked_task, desk_policy, fast_passwords, field_task, hinted_hints, hinted_task, outsider,
+    queued_task, reviewer,
 )
 
 pytestmark = pytest.mark.browser
@@ -51,7 +52,8 @@ def as_editor(page, live_server, reviewer):
     return page
 
 
-def test_an_editor_logs_in_and_sees_the_hinted_passages_highlighted(page, live_server, reviewer, hinted_task):
+def test_an_editor_logs_in_and_sees_the_hinted_passages_highlighted(page, live_server, fast_passwords, reviewer,
+                                                                   hinted_task, blocked_task, field_task):
     reviewer.set_password(PASSWORD)
     reviewer.save(update_fields=["password"])
     page.goto(f"{live_server.url}/review/")
@@ -60,6 +62,8 @@ def test_an_editor_logs_in_and_sees_the_hinted_passages_highlighted(page, live_s
     page.fill("#id_password", PASSWORD)
     page.click("input[type=submit]")
     expect(page).to_have_url(f"{live_server.url}/review/")
+    expect(page.locator(f'tr[data-task="{hinted_task.pk}"] .gavel-status')).to_have_text("ready")
+    shoot(page, "queue")
     page.get_by_role("link", name=str(hinted_task.pk)[:8]).click()
 
     marks = page.locator("#answer mark")
@@ -155,7 +159,7 @@ def test_the_dashboard_chart_renders(as_editor, live_server, hinted_task):
     shoot(page, "dashboard")
 
 
-def test_a_non_editor_is_refused(page, live_server, outsider):
+def test_a_non_editor_is_refused(page, live_server, fast_passwords, outsider):
     outsider.set_password(PASSWORD)
     outsider.save(update_fields=["password"])
     page.goto(f"{live_server.url}/accounts/login/?next=/review/")

@@ -25,6 +25,12 @@ RULE_LINE = "Never promise delivery dates."
 
 
 @pytest.fixture
+def fast_passwords(settings):
+    """Tests that log in through a form hash a password; the cheapest hasher keeps them fast."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
 def reviewer(db):
     """An editor: member of the group `editors`, not staff."""
     user = User.objects.create_user("reviewer", "reviewer@example.org", None)

@@ -11,8 +11,8 @@ from django.test import Client
 
 from governance.models import GovernanceEvent, Task
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
-    ANSWER, HYPE, PROMISE, RULE_LINE, blocked_task, desk_policy, editor, field_task, hinted_task, make_task, outsider,
-    queued_task, reviewer,
+    ANSWER, HYPE, PROMISE, RULE_LINE, blocked_task, desk_policy, editor, fast_passwords, field_task, hinted_task,
+    make_task, outsider, queued_task, reviewer,
 )
 
 
@@ -28,7 +28,7 @@ def test_an_anonymous_visitor_is_sent_to_the_editors_login(db, path):
     assert response["Location"] == f"/accounts/login/?next={path}"
 
 
-def test_an_editor_who_is_not_staff_logs_in_at_accounts_login(reviewer):
+def test_an_editor_who_is_not_staff_logs_in_at_accounts_login(reviewer, fast_passwords):
     reviewer.set_password("kettle-and-tea-42")
     reviewer.save()
     client = Client()
