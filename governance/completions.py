@@ -130,8 +130,12 @@ def chain_of(configuration: Configuration) -> list[Configuration]:
 
 
 def _messages_for(configuration: Configuration, messages: list[dict]) -> list[dict]:
-    if configuration.system_prompt:
-        return [{"role": "system", "content": configuration.system_prompt}, *messages]
+    """The messages with the configuration's system prompt first, its `context_tags` context appended (§6.6)."""
+    from snippets.services import system_prompt_for
+
+    prompt = system_prompt_for(configuration)
+    if prompt:
+        return [{"role": "system", "content": prompt}, *messages]
     return list(messages)
 
 

@@ -19,7 +19,7 @@ from django.utils.translation import gettext_lazy
 
 from governance.models import Configuration, Provider, normalise_tags
 from governance.signals import one_bump
-from snippets.models import Snippet
+from snippets.models import PatternRule, Snippet
 from termlists.matcher import parse_terms, validate_term
 from termlists.models import TermList
 
@@ -46,7 +46,6 @@ BUDGET_KEYS = ("daily_requests", "daily_tokens", "daily_cost")
 RULES_KEYS = ("mode", "tags", "judges", "default", "min_confidence")
 SNIPPET_KEYS = ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body")
 TERM_LIST_KEYS = ("name", "configurations", "forbidden", "required", "site", "language", "mode", "message", "is_active")
-# Not importable yet (no PatternRule model); listed so the format stays written down in one place.
 PATTERN_RULE_KEYS = (
     "identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
     "no_verdict_reason", "wrong_samples", "correct_samples", "source", "is_active",
@@ -95,7 +94,6 @@ MSG_UNKNOWN_CONFIGURATION = gettext_lazy("Unknown configuration: %(name)s.")
 MSG_SELF_REFERENCE = gettext_lazy("A configuration cannot name itself.")
 MSG_NO_CONFIGURATION = gettext_lazy("A term list needs at least one configuration.")
 MSG_TERM_LINE_BREAK = gettext_lazy("One term per item: a term holds no line break.")
-MSG_PATTERN_RULES = gettext_lazy("not supported yet: pattern rules arrive with their own issue")
 MSG_PRUNE_PROVIDER_IN_USE = gettext_lazy(
     "Pruning would remove provider %(provider)s, which configuration %(configuration)s still uses "
     "(this document has no configurations section, so configurations are kept)."
@@ -227,12 +225,28 @@ def export_policy() -> dict:
         }
         for t in TermList.objects.prefetch_related("configurations").order_by("name")
     ]
+    pattern_rules = [
+        {
+            "identifier": r.identifier,
+            "statement": r.statement,
+            "tags": list(r.tags),
+            "severity": r.severity,
+            "violation_pattern": _or_none(r.violation_pattern),
+            "satisfied_pattern": _or_none(r.satisfied_pattern),
+            "no_verdict_reason": _or_none(r.no_verdict_reason),
+            "wrong_samples": list(r.wrong_samples),
+            "correct_samples": list(r.correct_samples),
+            "source": _or_none(r.source),
+            "is_active": r.is_active,
+        }
+        for r in PatternRule.objects.order_by("identifier")
+    ]
     return {
         "providers": providers,
         "configurations": configurations,
         "snippets": snippets,
         "term_lists": term_lists,
-        "pattern_rules": [],
+        "pattern_rules": pattern_rules,
     }
 
 
@@ -612,13 +626,42 @@ def _read_term_list(errors: _Errors, path: str, data: dict) -> _Record:
                    paths={f: f for f in values}, failed=set(r.failed))
 
 
+def _read_pattern_rule(errors: _Errors, path: str, data: dict) -> _Record:
+    """A pattern rule, its samples validated against its patterns (SPEC §6.5), each fault at its sample's path."""
+    from snippets.validation import problems_of
+
+    r = _Reader(errors, path, data, PATTERN_RULE_KEYS)
+    identifier = r.string("identifier", required=True)
+    values = {
+        "identifier": identifier,
+        "statement": r.string("statement", required=True),
+        "tags": normalise_tags(r.strings("tags")),
+        "severity": r.choice("severity", PatternRule.Severity.values, _default(PatternRule, "severity")),
+        "violation_pattern": r.string("violation_pattern", nullable=True),
+        "satisfied_pattern": r.string("satisfied_pattern", nullable=True),
+        "no_verdict_reason": r.string("no_verdict_reason", nullable=True),
+        "wrong_samples": r.strings("wrong_samples"),
+        "correct_samples": r.strings("correct_samples"),
+        "source": r.string("source", nullable=True),
+        "is_active": r.boolean("is_active", _default(PatternRule, "is_active")),
+    }
+    record = _Record("pattern_rules", path, identifier, values, paths={f: f for f in values}, failed=set(r.failed))
+    if not record.failed & {"violation_pattern", "satisfied_pattern", "wrong_samples", "correct_samples"}:
+        for problem in problems_of(PatternRule(**values).as_spec()):
+            index = "" if problem.index is None else f"[{problem.index}]"
+            errors.add(f"{path}.{problem.field}{index}", problem.message)
+    return record
+
+
 READERS = {
     "providers": _read_provider,
     "configurations": _read_configuration,
     "snippets": _read_snippet,
     "term_lists": _read_term_list,
+    "pattern_rules": _read_pattern_rule,
 }
-MODELS = {"providers": Provider, "configurations": Configuration, "snippets": Snippet, "term_lists": TermList}
+MODELS = {"providers": Provider, "configurations": Configuration, "snippets": Snippet, "term_lists": TermList,
+          "pattern_rules": PatternRule}
 
 
 def _check_fields(errors: _Errors, record: _Record) -> None:
@@ -654,10 +697,6 @@ def _read_document(document, errors: _Errors, *, prune: bool) -> _Document:
     for key in document:
         if key not in SECTIONS:
             errors.add(str(key), MSG_UNKNOWN_KEY)
-
-    rules = document.get("pattern_rules")
-    if rules is not None and rules != []:
-        errors.add("pattern_rules", MSG_PATTERN_RULES)
 
     sections: dict[str, list[_Record]] = {}
     for section, read in READERS.items():
@@ -786,6 +825,8 @@ READ_FIELDS = {
                        "rule_mode", "rule_tags", "rule_judges", "rule_default", "min_confidence"),
     "snippets": ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body"),
     "term_lists": ("name", "forbidden", "required", "site", "language", "mode", "message", "is_active"),
+    "pattern_rules": ("identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
+                      "no_verdict_reason", "wrong_samples", "correct_samples", "source", "is_active"),
 }
 
 
@@ -815,7 +856,7 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
     configurations = stored["configurations"]
     pending_escalations: list[tuple[Configuration, str | None]] = []
 
-    for section in ("providers", "configurations", "snippets", "term_lists"):
+    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules"):
         for record in doc.records(section):
             obj = stored[section].get(record.name)
             changed: list[str] = []
@@ -864,7 +905,7 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
         return
     # PROTECT foreign keys point from configurations to providers (and term lists name configurations):
     # remove the records that refer before the records they refer to.
-    for section in ("term_lists", "snippets", "configurations", "providers"):
+    for section in ("pattern_rules", "term_lists", "snippets", "configurations", "providers"):
         if not doc.present(section):
             continue
         named = {r.name for r in doc.records(section)}

@@ -21,8 +21,8 @@ logger = logging.getLogger("gavel.screening")
 PIPELINE = (
     "governance.steps.redact_secrets",
     "termlists.guardrail.check_term_lists",
-    "governance.steps.check_pattern_rules",
-    "governance.steps.check_citations",
+    "snippets.guardrail.check_pattern_rules",
+    "snippets.guardrail.check_citations",
     "judging.guardrail.judge_rules",
 )
 
@@ -221,6 +221,12 @@ class Screening:
         return joined if textlib.count_words(joined) >= textlib.FINISHED_TEXT_MIN_WORDS else None
 
     # --- the result ---
+    @property
+    def verification_failed(self) -> bool:
+        """Whether `verification` is `unverified` (SPEC §6.6): a pattern rule or citation check failed.
+        What escalation asks before it asks the escalation configuration."""
+        return self.verification.get("status") == "unverified"
+
     @property
     def outcome(self) -> str:
         if self.block is not None:

@@ -198,6 +198,8 @@ GAVEL_MAX_TEXT_BYTES = env_int("GAVEL_MAX_TEXT_BYTES", 1024 * 1024)
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
 GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
+# Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
+GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])
 
 LOGGING = {

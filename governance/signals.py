@@ -9,6 +9,7 @@ POLICY_MODELS = (
     "governance.Provider",
     "governance.Configuration",
     "snippets.Snippet",
+    "snippets.PatternRule",
     "termlists.TermList",
 )
 

@@ -1,4 +1,4 @@
-"""Pipeline steps that live in the core: secret redaction, pattern rules, citations."""
+"""Pipeline steps that live in the core: secret redaction. (Pattern rules and citations: snippets/guardrail.py.)"""
 from governance import messages
 from governance import text as textlib
 from governance.redaction import redact
@@ -67,12 +67,3 @@ def redact_secrets(screening) -> None:
     counts = {kind: kinds.count(kind) for kind in sorted(set(kinds))}
     screening.record("redacted", "secret_redaction", {"kinds": counts, "count": len(kinds)})
 
-
-def check_pattern_rules(screening) -> None:
-    """Machine-checkable pattern rules (SPEC §6.5). No pattern-rule records exist in this version."""
-    screening.check("pattern_rules", "skipped", "no_rules")
-
-
-def check_citations(screening) -> None:
-    """Citations of pattern rules (SPEC §6.6). Without pattern rules there is nothing to cite."""
-    screening.check("citations", "skipped", "no_rules")

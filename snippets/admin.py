@@ -1,4 +1,5 @@
-"""Snippet admin: tags edited as text, and the body's lines shown numbered, as rules will cite them."""
+"""Snippet admin: tags edited as text, and the body's lines shown numbered, as rules will cite them.
+Pattern-rule admin: samples edited one per line, each validated at save."""
 from django import forms
 from django.contrib import admin
 from django.utils.html import format_html, format_html_join
@@ -7,7 +8,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from governance.admin import TagListField
-from snippets.models import Snippet
+from snippets.models import PatternRule, Snippet
 
 
 class SnippetAdminForm(forms.ModelForm):
@@ -23,9 +24,10 @@ class TagFilter(admin.SimpleListFilter):
 
     title = _("tag")
     parameter_name = "tag"
+    model = Snippet
 
     def lookups(self, request, model_admin):
-        tags = sorted({tag for tags in Snippet.objects.values_list("tags", flat=True) for tag in tags or ()})
+        tags = sorted({tag for tags in self.model.objects.values_list("tags", flat=True) for tag in tags or ()})
         return [(tag, tag) for tag in tags]
 
     def queryset(self, request, queryset):
@@ -33,7 +35,7 @@ class TagFilter(admin.SimpleListFilter):
         if not tag:
             return queryset
         # JSON containment is not portable (SQLite lacks it); the library is small.
-        ids = [pk for pk, tags in Snippet.objects.values_list("pk", "tags") if tag in (tags or ())]
+        ids = [pk for pk, tags in self.model.objects.values_list("pk", "tags") if tag in (tags or ())]
         return queryset.filter(pk__in=ids)
 
 
@@ -89,3 +91,77 @@ class SnippetAdmin(SimpleHistoryAdmin):
              for config, rules in numbering),
         )
         return format_html("<ul class='gavel-numbering'>{}</ul>", rows)
+
+
+# --- Pattern rules (SPEC §2.6) ---
+
+
+class SampleLinesField(forms.Field):
+    """Samples edited one per line: each non-empty line is one sample, kept exactly (no trimming)."""
+
+    widget = forms.Textarea(attrs={"rows": 5, "class": "vLargeTextField gavel-samples"})
+
+    def __init__(self, *, encoder=None, decoder=None, **kwargs):
+        # A model JSONField hands its encoder and decoder to its form field; text needs neither.
+        kwargs.setdefault("help_text", _("One sample per line."))
+        super().__init__(**kwargs)
+
+    def prepare_value(self, value):
+        if isinstance(value, (list, tuple)):
+            return "\n".join(str(item) for item in value)
+        return value
+
+    def to_python(self, value) -> list[str]:
+        if value in self.empty_values:
+            return []
+        return [line for line in str(value).splitlines() if line.strip()]
+
+
+class PatternRuleAdminForm(forms.ModelForm):
+    class Meta:
+        model = PatternRule
+        fields = "__all__"
+        field_classes = {"tags": TagListField, "wrong_samples": SampleLinesField, "correct_samples": SampleLinesField}
+        widgets = {
+            "statement": forms.TextInput(attrs={"class": "vLargeTextField", "size": 100}),
+            "violation_pattern": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField gavel-pattern"}),
+            "satisfied_pattern": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField gavel-pattern"}),
+            "no_verdict_reason": forms.Textarea(attrs={"rows": 2, "class": "vLargeTextField"}),
+        }
+
+
+class PatternTagFilter(TagFilter):
+    model = PatternRule
+
+
+@admin.register(PatternRule)
+class PatternRuleAdmin(SimpleHistoryAdmin):
+    """Saving validates every sample (snippets/validation.py): the error names the sample."""
+
+    form = PatternRuleAdminForm
+    list_display = ("identifier", "statement", "tag_list", "severity", "checked_by", "is_active")
+    list_filter = ("is_active", "severity", PatternTagFilter)
+    search_fields = ("identifier", "statement", "source", "violation_pattern", "satisfied_pattern",
+                     "no_verdict_reason")
+    ordering = ("identifier",)
+    fieldsets = (
+        (None, {"fields": ("identifier", "statement", "tags", "severity", "is_active", "source")}),
+        (_("Machine check"), {
+            "fields": ("violation_pattern", "satisfied_pattern", "wrong_samples", "correct_samples"),
+            "description": _("Python re syntax. Saving refuses a rule whose violation pattern misses one of its "
+                             "wrong samples, whose verdict flags one of its correct samples, or whose satisfied "
+                             "pattern clears one of its wrong samples."),
+        }),
+        (_("Without a machine check"), {
+            "fields": ("no_verdict_reason",),
+            "description": _("A rule without a violation pattern gives no verdict; say why."),
+        }),
+    )
+
+    @admin.display(description=_("tags"))
+    def tag_list(self, obj):
+        return ", ".join(obj.tags) or "—"
+
+    @admin.display(description=_("checked by"), ordering="violation_pattern")
+    def checked_by(self, obj):
+        return _("pattern") if obj.violation_pattern else _("no verdict")

@@ -1,10 +1,27 @@
-"""Snippets: named blocks of prose whose lines become rules (SPEC §2.4, §6.1)."""
+"""Snippets: named blocks of prose whose lines become rules (SPEC §2.4, §6.1), and pattern rules, the
+rules a machine checks (SPEC §2.6, §6.5)."""
+from django.core.exceptions import ValidationError
 from django.db import models
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from governance.models import normalise_tags, validate_tag_list
 from judging.zones import DATA_CLASSES
+from snippets.patterns import IDENTIFIER_RE
+
+
+def validate_rule_identifier(value):
+    if not isinstance(value, str) or not IDENTIFIER_RE.match(value):
+        raise ValidationError(
+            _("Use letters, digits, '.', '_' and '-', starting and ending with a letter or digit."),
+            code="invalid_identifier",
+        )
+
+
+def validate_sample_list(value):
+    """Samples are a list of one-line strings: the admin edits them one per line."""
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise ValidationError(_("Enter a list of samples."))
 
 
 class Snippet(models.Model):
@@ -42,3 +59,71 @@ class Snippet(models.Model):
     def numbered_lines(self) -> list[tuple[int, str]]:
         """Each non-empty line, trimmed, with its line number within the snippet."""
         return [(no, line.strip()) for no, line in enumerate(self.body.splitlines(), start=1) if line.strip()]
+
+
+class PatternRule(models.Model):
+    """A rule a machine can check (SPEC §2.6): its pattern is a tested artifact, refused at save when
+    it contradicts its own samples."""
+
+    class Severity(models.TextChoices):
+        CRITICAL = "critical", _("critical")
+        NORMAL = "normal", _("normal")
+
+    identifier = models.CharField(
+        max_length=150, unique=True, validators=[validate_rule_identifier],
+        help_text=_("Stable; a text cites the rule as [rule:<identifier>]. Letters, digits, '.', '_' and '-'."),
+    )
+    statement = models.CharField(max_length=500, help_text=_("The rule in one line: what a hint quotes."))
+    tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
+    severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.NORMAL)
+    violation_pattern = models.TextField(
+        blank=True, default="", help_text=_("A regular expression (Python re syntax); a match is a violation."),
+    )
+    satisfied_pattern = models.TextField(
+        blank=True, default="", help_text=_("Optional; a match anywhere in the same text clears the violation."),
+    )
+    wrong_samples = models.JSONField(default=list, blank=True, validators=[validate_sample_list])
+    correct_samples = models.JSONField(default=list, blank=True, validators=[validate_sample_list])
+    source = models.CharField(max_length=500, blank=True, default="",
+                              help_text=_("Where the rule comes from, e.g. a documentation URL."))
+    no_verdict_reason = models.TextField(
+        blank=True, default="", help_text=_("Required without a violation pattern: why no machine check exists."),
+    )
+    is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    history = HistoricalRecords()
+
+    class Meta:
+        ordering = ["identifier"]
+
+    def __str__(self):
+        return self.identifier
+
+    def save(self, *args, **kwargs):
+        self.tags = normalise_tags(self.tags)
+        super().save(*args, **kwargs)
+
+    def as_spec(self):
+        """The rule as plain data, for snippets.patterns."""
+        from snippets.patterns import RuleSpec
+
+        return RuleSpec(
+            identifier=self.identifier, statement=self.statement, violation_pattern=self.violation_pattern,
+            satisfied_pattern=self.satisfied_pattern, wrong_samples=_strings(self.wrong_samples),
+            correct_samples=_strings(self.correct_samples), no_verdict_reason=self.no_verdict_reason,
+            tags=_strings(self.tags), severity=self.severity,
+        )
+
+    def clean(self):
+        from snippets.validation import rule_errors
+
+        self.tags = normalise_tags(self.tags)
+        errors = rule_errors(self)
+        if errors:
+            raise ValidationError(errors)
+
+
+def _strings(value) -> tuple[str, ...]:
+    """A JSON list's strings (a malformed value, already refused by its field validator, gives none)."""
+    return tuple(item for item in value if isinstance(item, str)) if isinstance(value, list) else ()

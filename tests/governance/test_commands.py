@@ -105,13 +105,6 @@ def test_import_policy_refuses_yaml_that_does_not_parse():
         run("import_policy", "-", stdin="providers: [unclosed")
 
 
-def test_import_policy_refuses_pattern_rules_for_now():
-    err = io.StringIO()
-    with pytest.raises(CommandError):
-        call_command("import_policy", "-", stdin=io.StringIO(EXAMPLE_YAML), stdout=io.StringIO(), stderr=err)
-    assert err.getvalue().strip() == "pattern_rules: not supported yet: pattern rules arrive with their own issue"
-
-
 def test_export_policy_writes_yaml_to_stdout_or_a_file(tmp_path):
     policy.import_policy(example())
     out, _ = run("export_policy")

@@ -128,7 +128,7 @@ ALL_LABELS = {
 
 
 def example() -> dict:
-    """The example without pattern rules (they arrive with their own issue)."""
+    """The example without its pattern rules (tests/snippets/test_pattern_policy.py covers them)."""
     document = yaml.safe_load(EXAMPLE_YAML)
     del document["pattern_rules"]
     return document
@@ -399,12 +399,13 @@ def test_duplicate_names_in_one_document():
     }
 
 
-def test_pattern_rules_are_refused_until_they_exist():
-    errors = errors_of(yaml.safe_load(EXAMPLE_YAML))
-    assert errors == {"pattern_rules": ["not supported yet: pattern rules arrive with their own issue"]}
+def test_pattern_rules_section_imports_with_the_rest():
+    report = policy.import_policy(yaml.safe_load(EXAMPLE_YAML))
+    assert set(report.created) == ALL_LABELS | {
+        "pattern_rules:style.no-click-here", "pattern_rules:legal.no-guarantee", "pattern_rules:tone.formal-address"}
     document = example()
     document["pattern_rules"] = []
-    assert set(policy.import_policy(document).created) == ALL_LABELS
+    assert policy.import_policy(document).has_changes is False
 
 
 # --- references ------------------------------------------------------------------------------
