@@ -84,31 +84,40 @@ def outcome_chart(per_day) -> chart.Chart:
     return chart.stacked_bars(columns, [(key, str(name)) for key, name in SERIES])
 
 
-def _facts(win: Window, check: str):
-    return (_events(win).filter(check_name=check, decision__in=("blocked", "reported"))
-            .values_list("decision", "detail").order_by().iterator(chunk_size=2000))
+def _facts(win: Window, *checks: str):
+    return (_events(win).filter(check_name__in=checks, decision__in=("blocked", "reported"))
+            .values_list("check_name", "decision", "detail").order_by().iterator(chunk_size=2000))
+
+
+def _rule_key(check: str, rule: dict) -> tuple:
+    """(check, source, number, line): a judged rule by snippet, number and line; a pattern rule by
+    identifier and statement."""
+    if rule.get("identifier"):
+        return check, str(rule["identifier"]), None, str(rule.get("statement", ""))
+    return check, str(rule.get("snippet", "")), rule.get("number"), str(rule.get("line", ""))
 
 
 def top_rules(win: Window, limit: int = TOP) -> list[dict]:
-    """The rule lines judges found violated most often: snippet, number, line, how often blocked/reported."""
+    """The rules found violated most often (judged rules and pattern rules), and how often blocked."""
     counts: Counter = Counter()
     blocked: Counter = Counter()
-    for decision, detail in _facts(win, GovernanceEvent.Check.RULES_JUDGE):
+    checks = (GovernanceEvent.Check.RULES_JUDGE, GovernanceEvent.Check.PATTERN_RULES, GovernanceEvent.Check.CITATIONS)
+    for check, decision, detail in _facts(win, *checks):
         for rule in (detail or {}).get("rules") or ():
             if not isinstance(rule, dict):
                 continue
-            key = (str(rule.get("snippet", "")), rule.get("number"), str(rule.get("line", "")))
+            key = _rule_key(check, rule)
             counts[key] += 1
             blocked[key] += decision == "blocked"
-    return [{"snippet": s, "number": n, "line": line, "count": c, "blocked": blocked[(s, n, line)]}
-            for (s, n, line), c in counts.most_common(limit)]
+    return [{"check": check, "source": source, "number": number, "line": line, "count": c, "blocked": blocked[key]}
+            for key, c in counts.most_common(limit) for check, source, number, line in [key]]
 
 
 def top_terms(win: Window, limit: int = TOP) -> list[dict]:
     """The terms that fired most often: list, term, forbidden or missing, how often blocked/reported."""
     counts: Counter = Counter()
     blocked: Counter = Counter()
-    for decision, detail in _facts(win, GovernanceEvent.Check.TERM_LIST):
+    for _check, decision, detail in _facts(win, GovernanceEvent.Check.TERM_LIST):
         detail = detail or {}
         for kind, key in (("forbidden", "terms"), ("missing", "missing")):
             for term in detail.get(key) or ():

@@ -99,7 +99,8 @@ def _hint_rows(hints: list[dict], placed: set[int]) -> list[dict]:
         rows.append({
             "index": index, "number": len(rows) + 1, "check": hint.get("check", ""),
             "check_name": names.get(hint.get("check"), hint.get("check", "")), "type": hint.get("type", ""),
-            "rule": rule, "list": hint.get("list"), "terms": terms,
+            "rule": rule, "pattern_rule": bool(rule and "number" not in rule),
+            "list": hint.get("list"), "terms": terms,
             "missing": hint.get("missing") if isinstance(hint.get("missing"), list) else [],
             "not_checked": hint.get("type") == "not_checked",
             "reason": reason_text(hint["reason"]) if hint.get("reason") else "",

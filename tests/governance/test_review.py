@@ -154,6 +154,16 @@ def test_a_hint_whose_offsets_do_not_hold_its_passage_is_listed_unmarked(editor,
     assert "Passage (not found verbatim in the text):" in html
 
 
+def test_a_pattern_rule_hint_names_its_identifier_and_statement(editor, desk_policy):
+    hints = [{"check": "pattern_rules", "type": "violation", "configuration": "newsroom-desk",
+              "rule": {"identifier": "shop.no-delivery-promise", "statement": RULE_LINE, "severity": "critical"},
+              "passage": PROMISE, "start": ANSWER.index(PROMISE), "end": ANSWER.index(PROMISE) + len(PROMISE)}]
+    task = make_task(status="ready", outcome="allowed_with_hints", answer=ANSWER, hints=hints)
+    html = editor.get(detail_url(task)).content.decode()
+    assert re.search(r"Pattern rule <code>shop.no-delivery-promise</code>: <q>Never promise delivery dates.</q>", html)
+    assert "critical" in html and f'<a href="#hint-1" title="Hint 1">{PROMISE}</a>' in html
+
+
 def test_a_blocked_task_shows_its_stored_refusal_and_can_only_be_rejected(editor, blocked_task):
     html = editor.get(detail_url(blocked_task)).content.decode()
     assert "The term list “Competitors” does not allow: Acme." in html

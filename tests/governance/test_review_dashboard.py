@@ -54,6 +54,9 @@ def history(desk_policy, hinted_task, blocked_task, field_task, queued_task):
                                          "judges": [{"judge": "desk-judge", "choice": "pass", "reason": "timeout"}]},
           correlation="s3")
     event("accepted", "review", {"task": "t", "kind": "queued_task", "edited": False}, correlation="s2")
+    event("reported", "pattern_rules", {"rules": [{"identifier": "odoo.onchange-is-not-validation",
+                                                    "statement": "An onchange is not validation.",
+                                                    "severity": "normal"}]}, correlation="s2")
     # Three days ago: two reported terms in one screening, and one blocked rule.
     event("reported", "term_list", {"list": "Hype words", "terms": ["revolutionary", "unmatched"], "missing": []},
           correlation="s4", days_ago=3)
@@ -84,8 +87,11 @@ def test_outcomes_per_day_count_each_screening_once(history):
 
 def test_top_rules_and_terms(history):
     win = dashboard.window(14)
-    assert dashboard.top_rules(win) == [{"snippet": "house-style", "number": 2, "line": RULE["line"], "count": 2,
-                                         "blocked": 1}]
+    assert dashboard.top_rules(win) == [
+        {"check": "rules_judge", "source": "house-style", "number": 2, "line": RULE["line"], "count": 2, "blocked": 1},
+        {"check": "pattern_rules", "source": "odoo.onchange-is-not-validation", "number": None,
+         "line": "An onchange is not validation.", "count": 1, "blocked": 0},
+    ]
     terms = {(row["list"], row["term"]): (row["count"], row["blocked"]) for row in dashboard.top_terms(win)}
     assert terms == {("Competitors", "Acme"): (1, 1), ("Hype words", "revolutionary"): (1, 0),
                      ("Hype words", "unmatched"): (1, 0)}
