@@ -30,6 +30,10 @@ LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "re
 LIVE = (Task.Status.QUEUED, Task.Status.RUNNING)
 
 
+def _outcome_names():
+    return {"allowed": _("delivered"), "allowed_with_hints": _("delivered with hints"), "blocked": _("blocked")}
+
+
 def _check_names():
     return {
         "term_list": _("Term list"), "rules_judge": _("Rules (judge)"), "pattern_rules": _("Pattern rule"),
@@ -130,6 +134,7 @@ def _detail_context(task: Task, edit_form=None, edit_error: str = "") -> dict:
         "can_cancel": task.status == Task.Status.QUEUED,
         "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
+        "outcome": _outcome_names().get(task.outcome, task.outcome),
     }
 
 

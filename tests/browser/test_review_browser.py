@@ -13,7 +13,7 @@ from django.utils import timezone
 from playwright.sync_api import expect
 
 from governance.models import GovernanceEvent, Task
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, TIMEOUT_MS
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
     ANSWER, HYPE, PROMISE, blocked_task, desk_policy, fast_passwords, field_task, hinted_hints, hinted_task, outsider,
     queued_task, reviewer,
@@ -42,14 +42,18 @@ def press_access_key(page, key: str):
     cdp.detach()
 
 
-@pytest.fixture
-def as_editor(page, live_server, reviewer):
-    """The page with the editor's session cookie (the login form itself is tested once, below)."""
+def log_in_by_cookie(page, live_server, user):
+    """The page with the user's session cookie (the login form itself is tested once, below)."""
     client = Client()
-    client.force_login(reviewer)
+    client.force_login(user)
     cookie = client.cookies[settings.SESSION_COOKIE_NAME]
     page.context.add_cookies([{"name": settings.SESSION_COOKIE_NAME, "value": cookie.value, "url": live_server.url}])
     return page
+
+
+@pytest.fixture
+def as_editor(page, live_server, reviewer):
+    return log_in_by_cookie(page, live_server, reviewer)
 
 
 def test_an_editor_logs_in_and_sees_the_hinted_passages_highlighted(page, live_server, fast_passwords, reviewer,
@@ -106,12 +110,25 @@ def test_edit_the_passage_away_it_is_screened_again_then_accepted(as_editor, liv
     shoot(page, "accepted-edit")
 
 
-def test_reject_a_blocked_task_with_its_access_key(as_editor, live_server, blocked_task):
-    page = as_editor
+@pytest.fixture
+def german_editor(browser, live_server, reviewer):
+    """A browser that asks for German, with the editor's session."""
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="de-DE")
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    yield log_in_by_cookie(page, live_server, reviewer)
+    context.close()
+
+
+def test_reject_a_blocked_task_with_its_access_key_in_german(german_editor, live_server, blocked_task):
+    page = german_editor
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
-    expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")
+    expect(page.locator("h2#refusal-title")).to_have_text("Ablehnungsgrund")
+    expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")  # stored as the worker wrote it
+    expect(page.locator("#reject-button")).to_contain_text("Ablehnen")
+    shoot(page, "blocked-de")
     press_access_key(page, "r")
-    expect(page.locator("#task-status")).to_have_text("rejected")
+    expect(page.locator("#task-status")).to_have_text("abgelehnt")
     assert Task.objects.get(pk=blocked_task.pk).status == "rejected"
     assert GovernanceEvent.objects.filter(check_name="review", decision="rejected").count() == 1
 
