@@ -54,7 +54,8 @@ def _queue(request):
 
 
 def _signature(*parts) -> str:
-    return hashlib.sha1("|".join(str(p) for p in parts).encode()).hexdigest()[:16]
+    """A short digest of what a live region shows: when it changes, the page fetches the region again."""
+    return hashlib.blake2b("|".join(str(p) for p in parts).encode(), digest_size=8).hexdigest()
 
 
 def _queue_signature(counts, page) -> str:
@@ -92,6 +93,10 @@ def queue_state(request):
 
 
 # --- one task ---
+def _task_or_404(pk):
+    return get_object_or_404(Task.objects.select_related("reviewed_by"), pk=pk)
+
+
 def _hint_rows(hints: list[dict], placed: set[int]) -> list[dict]:
     names = _check_names()
     rows = []
@@ -119,7 +124,8 @@ def _hint_rows(hints: list[dict], placed: set[int]) -> list[dict]:
 def _detail_context(task: Task, edit_form=None, edit_error: str = "") -> dict:
     text = task.edited_text if task.edited else task.answer
     hints = task.hints if isinstance(task.hints, list) else []
-    placed = place(text, hints) if task.status != Task.Status.BLOCKED else place("", [])
+    # A blocked task's text is not kept (SPEC §9): its hints are listed, nothing is marked.
+    placed = place(text if task.status != Task.Status.BLOCKED else "", hints)
     rows = _hint_rows(hints, placed.placed)
     hint_numbers = {row["index"]: row["number"] for row in rows}
     pieces = [{"text": p.text, "hints": [hint_numbers[i] for i in p.hints if i in hint_numbers],
@@ -141,8 +147,7 @@ def _detail_context(task: Task, edit_form=None, edit_error: str = "") -> dict:
 @require_GET
 @editor_required
 def task_detail(request, pk):
-    task = get_object_or_404(Task.objects.select_related("reviewed_by"), pk=pk)
-    return render(request, "review/detail.html", _detail_context(task))
+    return render(request, "review/detail.html", _detail_context(_task_or_404(pk)))
 
 
 @require_GET
@@ -152,10 +157,6 @@ def task_state(request, pk):
     task = get_object_or_404(Task.objects.only("id", "status", "updated"), pk=pk)
     return JsonResponse({"id": str(task.pk), "status": task.status, "status_label": task.get_status_display(),
                          "signature": _signature(task.status, task.updated.isoformat())})
-
-
-def _task_or_404(pk):
-    return get_object_or_404(Task.objects.select_related("reviewed_by"), pk=pk)
 
 
 @require_POST
