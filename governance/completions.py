@@ -1,7 +1,8 @@
 """The completion service: budget caps, Gavel's own fallback chain, usage, screening, streams.
 
-Every model call in Gavel goes through `call_model` (judges included), which
-asks `judging.llm` — the one module that imports litellm.
+Every model call in Gavel goes through `call_model` (chat judges included) or
+`call_decision` (decision judges), which ask `judging.llm` — the one module that
+imports litellm.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance import services
-from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, PolicyVersion, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
 
@@ -154,7 +155,36 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
     the time left, whichever is less, and none starts once the time is up (ProviderTimedOut).
     `own_system_prompt=False` sends `messages` exactly, without the configurations' system prompts.
     """
-    from judging.llm import ProviderError, complete
+    from judging.llm import complete
+
+    def ask(candidate: Configuration, target):
+        return complete(
+            target,
+            _messages_for(candidate, messages) if own_system_prompt else list(messages),
+            temperature=options.get("temperature", candidate.temperature),
+            max_tokens=options.get("max_tokens", candidate.max_tokens),
+            **{k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
+        )
+
+    return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+
+
+def call_decision(configuration: Configuration, questions: dict, state, *, correlation_id: str, actor: str,
+                  timeout_cap: float | None = None):
+    """Ask a decision configuration once (SPEC §6.4), with the same budget, fallbacks and usage as `call_model`.
+
+    Returns (DecisionReply, serving configuration); the answers are not validated here.
+    """
+    from judging.llm import decide
+
+    return _through_chain(configuration, lambda candidate, target: decide(target, questions, state),
+                          correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+
+
+def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
+                   timeout_cap: float | None):
+    """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
+    from judging.llm import ProviderError
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
@@ -172,13 +202,7 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
                                     correlation_id=correlation_id, actor=actor)
             continue  # a fallback over its own cap is skipped
         try:
-            reply = complete(
-                model_target(candidate, left),
-                _messages_for(candidate, messages) if own_system_prompt else list(messages),
-                temperature=options.get("temperature", candidate.temperature),
-                max_tokens=options.get("max_tokens", candidate.max_tokens),
-                **{k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
-            )
+            reply = ask(candidate, model_target(candidate, left))
         except ProviderError as exc:
             logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
             _count_failure(candidate, day)
@@ -221,6 +245,11 @@ class PreparedCall:
 def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
     """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
     configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    if configuration.provider.kind == "decision":
+        # A decision model answers questions and writes no text (SPEC §6.4): never a chat call.
+        message = _("%(c)s is a decision configuration: it judges texts and writes none.") % {
+            "c": configuration.identifier}
+        raise BadInput(message, fields={"configuration": [message]})
     cap = over_budget(configuration)
     if cap:
         raise refuse_budget(configuration, cap, correlation_id=correlation_id, actor=actor)

@@ -15,6 +15,7 @@ NOT_CHECKED_REASONS = {
     "no_judge": _("no judge is configured"),
     "zone": _("no judge may read this text (trust zone)"),
     "uncertain": _("the judge was not confident enough"),
+    "undecided": _("the judge could not decide"),
     "budget": _("the judge's configuration has reached its budget for today"),
     "injection": _("the text imitates the markers that separate it from the judge's instructions"),
 }

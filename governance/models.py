@@ -72,6 +72,18 @@ class Provider(models.Model):
     def clean(self):
         if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
             raise ValidationError({"api_key_env": _("Give the name of an environment variable, not a key.")})
+        if self.pk and Provider.objects.filter(pk=self.pk).exclude(kind=self.kind).exists():
+            # Changing the kind must not turn this provider's configurations into mixed ones (SPEC §6.4).
+            from governance.families import configuration_faults
+
+            mixed = []
+            for configuration in self.configurations.all():
+                configuration.provider = self
+                if configuration_faults(configuration):
+                    mixed.append(configuration.identifier)
+            if mixed:
+                raise ValidationError({"kind": _("Configurations %(names)s would mix chat and decision settings "
+                                                 "under this kind.") % {"names": ", ".join(mixed)}})
 
 
 class Configuration(models.Model):
@@ -144,6 +156,10 @@ class Configuration(models.Model):
                 errors[field] = _("Unknown configuration: %(names)s") % {"names": ", ".join(missing)}
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
+        from governance.families import configuration_faults
+
+        for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)
+            errors.setdefault(fault.field, fault.message)
         if errors:
             raise ValidationError(errors)
 

@@ -728,6 +728,7 @@ def _read_document(document, errors: _Errors, *, prune: bool) -> _Document:
                 first_seen[record.name] = name_path
 
     _check_references(_Document(sections), errors, prune=prune)
+    _check_families(_Document(sections), errors)
     return _Document(sections)
 
 
@@ -785,6 +786,27 @@ def _check_references(doc: _Document, errors: _Errors, *, prune: bool) -> None:
         for term_list in TermList.objects.prefetch_related("configurations"):
             if not any(c.identifier in configurations for c in term_list.configurations.all()):
                 errors.add("configurations", _(str(MSG_PRUNE_ORPHAN_LIST)) % {"list": term_list.name})
+
+
+def _check_families(doc: _Document, errors: _Errors) -> None:
+    """Chat and decision configurations never mix (SPEC §6.4), judged on the records as they will stand."""
+    from governance.families import family_faults
+
+    provider_kinds = dict(Provider.objects.values_list("name", "kind"))
+    provider_kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})
+    kinds = {name: provider_kinds.get(provider)
+             for name, provider in Configuration.objects.values_list("identifier", "provider__name")}
+    kinds.update({r.name: provider_kinds.get(r.refs.get("provider")) for r in doc.records("configurations") if r.name})
+    for record in doc.records("configurations"):
+        provider = record.refs.get("provider")
+        kind = provider_kinds.get(provider)
+        if kind is None:
+            continue  # an unknown provider is reported by the reference check
+        values = {**record.values, "escalation": record.refs.get("escalation")}
+        known = {name: k for name, k in kinds.items() if k is not None}
+        for fault in family_faults(kind, provider, values, kinds=known):
+            path = f"{record.path}.{record.paths.get(fault.field, fault.field)}"
+            errors.add(f"{path}[{fault.index}]" if fault.index is not None else path, fault.message)
 
 
 # ---------------------------------------------------------------------------

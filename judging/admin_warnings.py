@@ -33,9 +33,4 @@ def configuration_warnings(configuration) -> list[str]:
         facts = {"judge": name, "configuration": configuration.identifier}
         if judge is None:
             warnings.append(core.render(messages.WARN_UNKNOWN_JUDGE, None, **facts))
-        elif judge.provider.kind == "decision":
-            from judging.judges import NotAsked, judge_for
-
-            if isinstance(judge_for(judge), NotAsked):  # until SPEC §6.4 registers its judge
-                warnings.append(core.render(messages.WARN_DECISION_JUDGE, None, **facts))
     return warnings

@@ -7,6 +7,7 @@ check does. This module is the one place that decides: fail closed in block mode
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 
 from governance import messages as core
 from judging import messages, prompts, zones_service
@@ -58,7 +59,9 @@ def judge_rules(screening) -> None:
                 # Two configurations with the same judges, rules and threshold need one answer, not two.
                 key = (tuple(_judge_names(configuration)), rule_set.key, configuration.min_confidence)
                 if key not in answered:
-                    answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, context)
+                    # Each configuration's own threshold for its decision judges (SPEC §6.7).
+                    own = replace(context, min_confidence=configuration.min_confidence)
+                    answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, own)
                 result = answered[key]
         except Exception:
             # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
@@ -157,10 +160,11 @@ def _violation_message(finding: Finding, language, *, with_passage: bool, quote_
     # The rule line comes from the snippet record and the passage from the judged text, both
     # checked before this point; the judge's own words are never quoted.
     facts = {"number": finding.rule.number, "line": finding.rule.line, "snippet": finding.rule.snippet}
+    if finding.passage is None:
+        # A decision judge names no passage (SPEC §6.4): every message says so, the stored one too.
+        return core.render(core.RULE_VIOLATION_NO_PASSAGE, language, **facts)
     if not with_passage:
         return core.render(core.RULE_VIOLATION_STORED, language, **facts)
-    if finding.passage is None:
-        return core.render(core.RULE_VIOLATION_NO_PASSAGE, language, **facts)
     return core.render(core.RULE_VIOLATION, language, passage=_quote(finding.passage, quote_limit), **facts)
 
 

@@ -1,8 +1,8 @@
 """Judges (SPEC §6.2–6.4): one interface, one implementation per provider kind.
 
 A judge reads a rule set and a text and answers allow, deny or pass. Chat judges
-(§6.3) live here; the decision judges of §6.4 take the "decision" entry of `_FACTORIES`.
-Until they do, a decision configuration in a chain passes with reason `no_judge`.
+(§6.3) live here; decision judges (§6.4) in `judging.decisions`. `_FACTORIES` picks
+one by the judging configuration's provider kind.
 """
 from __future__ import annotations
 
@@ -40,6 +40,9 @@ class JudgeDecision:
     reason: str | None = None  # why a judge passed: timeout | error | unusable | no_judge | zone | budget | injection
     dropped: tuple[int, ...] = ()  # rule numbers of violations that did not survive the check
     latency_ms: float = 0.0
+    # Decision judges (§6.4): (rule number, chosen option, confidence) per question, for the audit.
+    answers: tuple[tuple[int, str, float], ...] = ()
+    problem: str | None = None  # which validation an unusable answer broke (decision judges)
 
     def as_fact(self) -> dict:
         """The decision as governance facts: judge, choice, reason, rule numbers — no passage."""
@@ -50,6 +53,11 @@ class JudgeDecision:
             fact["rules"] = sorted({finding.rule.number for finding in self.violations})
         if self.dropped:
             fact["dropped_rules"] = list(self.dropped)
+        if self.answers:
+            fact["answers"] = [{"rule": rule, "choice": choice, "confidence": confidence}
+                               for rule, choice, confidence in self.answers]
+        if self.problem:
+            fact["problem"] = self.problem
         return fact
 
 
@@ -59,6 +67,8 @@ class JudgeContext:
 
     correlation_id: str
     actor: str = ""
+    # The judged configuration's threshold for decision judges (SPEC §6.4, §6.7: each its own).
+    min_confidence: float = 0.9
 
 
 @runtime_checkable
@@ -138,11 +148,16 @@ class ChatJudge:
 
 
 # --- the registry: one factory per provider kind ---
+def _decision_judge(configuration) -> Judge:
+    from judging.decisions import DecisionJudge  # it builds on this module's types
+
+    return DecisionJudge(configuration)
+
+
 JudgeFactory = Callable[[object], Judge]
 _FACTORIES: dict[str, JudgeFactory] = {
     "chat": ChatJudge,
-    # SPEC §6.4 replaces this with its DecisionJudge; until then such a judge cannot be asked.
-    "decision": lambda configuration: NotAsked(configuration.identifier, "no_judge"),
+    "decision": _decision_judge,
 }
 
 

@@ -435,7 +435,7 @@ def test_references_may_point_forward_within_the_document():
 
 def test_references_may_point_at_stored_records_unless_pruned():
     policy.import_policy(example())
-    document = {"configurations": [{"identifier": "extra", "provider": "jev", "model": "m",
+    document = {"configurations": [{"identifier": "extra", "provider": "local-ollama", "model": "m",
                                     "escalation": "newsroom"}]}
     assert policy.import_policy(document).created == ["configurations:extra"]
     assert Configuration.objects.get(identifier="extra").escalation.identifier == "newsroom"

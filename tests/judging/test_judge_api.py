@@ -550,15 +550,6 @@ def test_no_judge_is_a_failed_check(api, ruled, provider_server, judges, reason)
     assert provider_server.requests == []
 
 
-def test_a_decision_judge_passes_with_no_judge_until_decision_judges_arrive(api, ruled, judge, provider_server):
-    judge.provider.kind = "decision"
-    judge.provider.save()
-    set_rules(ruled, "block")
-    body = screen(api)
-    assert provider_server.requests == []
-    assert rules_check(body) == {"check": "rules_judge", "result": "blocked", "reason": "no_judge"}
-
-
 def test_the_judging_configurations_fallbacks_apply(api, ruled, judge, provider, provider_server):
     Configuration.objects.create(identifier="judge-backup", provider=provider, model="backup-model")
     judge.fallbacks = ["judge-backup"]
