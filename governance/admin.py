@@ -16,7 +16,7 @@ from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
 from governance import writes
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider, normalise_tags
+from governance.models import Configuration, Consumer, GovernanceEvent, Provider, Task, normalise_tags
 from governance.permissions import admin_only_fields, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
@@ -408,4 +408,58 @@ class GovernanceEventAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         # Only `manage.py purge_governance --days N` removes events.
+        return False
+
+
+# --- Tasks ------------------------------------------------------------------------
+
+
+@admin.register(Task)
+class TaskAdmin(admin.ModelAdmin):
+    """Queued tasks and field fills, read-only for staff like the governance log (SPEC §2.8, §10).
+
+    Editors review them at /review/; here they can be looked up by id, consumer or configuration.
+    """
+
+    list_display = ("created", "short_id", "kind", "status", "configuration", "consumer", "attempts", "outcome",
+                    "review_decision")
+    list_filter = ("status", "kind", "configuration", "review_decision")
+    search_fields = ("=id", "configuration", "consumer__name")
+    date_hierarchy = "created"
+    ordering = ("-created",)
+    show_full_result_count = False
+    list_select_related = ("consumer",)
+    fields = ("id", "kind", "status", "consumer", "configuration", "also", "field", "site", "language",
+              "messages_pretty", "attempts", "outcome", "answer", "hints_pretty", "refusal", "verification",
+              "completion", "failure", "review_decision", "reviewed_by", "reviewed_at", "edited", "edited_text",
+              "callback_url", "callback_status", "callback_attempts", "callback_error", "created", "updated",
+              "finished_at", "purged_at")
+    readonly_fields = fields
+
+    @admin.display(description=_("task"))
+    def short_id(self, obj):
+        return str(obj.pk)[:8]
+
+    @admin.display(description=_("input messages"))
+    def messages_pretty(self, obj):
+        return format_html('<pre class="gavel-json">{}</pre>', json.dumps(obj.messages, indent=2, ensure_ascii=False))
+
+    @admin.display(description=_("hints"))
+    def hints_pretty(self, obj):
+        return format_html('<pre class="gavel-json">{}</pre>', json.dumps(obj.hints, indent=2, ensure_ascii=False))
+
+    def has_view_permission(self, request, obj=None):
+        return request.user.is_active and request.user.is_staff
+
+    def has_module_permission(self, request):
+        return self.has_view_permission(request)
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        # Task contents are emptied by purge_governance; the rows stay.
         return False

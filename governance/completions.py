@@ -209,7 +209,8 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
             errors.append(exc)
             if not exc.retryable:
                 raise ProviderFailed(
-                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}
+                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
+                    retryable=False,
                 ) from exc
             continue
         _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)

@@ -48,7 +48,14 @@ class BudgetExceeded(GavelError):
 
 
 class ProviderFailed(GavelError):
+    """Every provider of the chain failed. `retryable` is False when one refused the request
+    itself (a 4xx other than 429): asking again later would not help."""
+
     default_code = "provider_error"
+
+    def __init__(self, message: str, *, retryable: bool = True, **kwargs):
+        super().__init__(message, **kwargs)
+        self.retryable = retryable
 
 
 class ProviderTimedOut(GavelError):

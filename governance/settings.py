@@ -167,6 +167,15 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 # below it, and the claim is idempotent, so a redelivery is harmless.
 CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env_int("GAVEL_VISIBILITY_TIMEOUT", 900)}
 CELERY_BROKER_CONNECTION_TIMEOUT = 3
+# Publishing waits at most this long for a broker that is down (the sweep resends later).
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
+CELERY_TASK_IGNORE_RESULT = True
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("GAVEL_CELERY_QUEUE", "gavel")
+CELERY_BEAT_SCHEDULE = {
+    "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": 60.0},
+    "purge-task-contents": {"task": "governance.purge_task_contents", "schedule": 24 * 3600.0},
+}
 
 # --- REST framework ---
 REST_FRAMEWORK = {
@@ -189,6 +198,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "ScreeningKindEnum": "governance.screening.KINDS",
+        "TaskKindEnum": ["queued_task", "field_fill"],
+    },
 }
 
 # --- Gavel's own settings ---
@@ -201,6 +214,17 @@ GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])
+GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)
+GAVEL_CALLBACK_MAX_ATTEMPTS = env_int("GAVEL_CALLBACK_MAX_ATTEMPTS", 6)
+GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS", 10)
+# A worker's claim on a task lasts this long; a running task whose worker died is taken over
+# after it. It must exceed the longest legitimate run (docs/tasks.md) and, with the broker's
+# visibility timeout, bounds how late a dead worker's task finishes (SPEC §10: + 2 minutes).
+GAVEL_TASK_LEASE_SECONDS = env_int("GAVEL_TASK_LEASE_SECONDS", 120)
+GAVEL_TASK_LEASE_MARGIN_SECONDS = env_int("GAVEL_TASK_LEASE_MARGIN_SECONDS", 30)
+GAVEL_TASK_MAX_ATTEMPTS = env_int("GAVEL_TASK_MAX_ATTEMPTS", 4)
+GAVEL_TASK_RETRY_BASE_SECONDS = env_int("GAVEL_TASK_RETRY_BASE_SECONDS", 5)
+GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)
 
 LOGGING = {
     "version": 1,

@@ -1,5 +1,16 @@
-"""Celery tasks of the core: thin — they take plain arguments and call one service."""
+"""Celery entry points of the core: thin — they take an id and call one service.
+
+Settings that make a task survive a dying worker (acks_late, reject_on_worker_lost,
+the visibility timeout) are in governance/settings.py; why they are set so is in
+docs/tasks.md.
+"""
+import logging
+
+from django.conf import settings
+
 from governance.celery import app
+
+logger = logging.getLogger("gavel.tasks")
 
 
 @app.task(name="governance.purge_governance", acks_late=True)
@@ -9,3 +20,66 @@ def purge_governance_task(days: int = 30) -> int:
 
     deleted, _ = purge_governance(days)
     return deleted
+
+
+def visibility_timeout() -> float:
+    return float(settings.CELERY_BROKER_TRANSPORT_OPTIONS.get("visibility_timeout", 3600))
+
+
+@app.task(name="governance.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
+def run_task(task_id: str) -> str:
+    """Claim, generate, screen and store one queued task or field fill."""
+    from governance import queue
+    from governance.models import Task
+
+    outcome = queue.run(task_id)
+    if outcome.startswith("busy:"):
+        # Another worker holds a live claim (this is a duplicate or a redelivery):
+        # look again when its lease ends, so a task whose worker died is taken over.
+        # The wait stays under half the visibility timeout: a message held past it would be
+        # delivered a second time, and each copy would keep another copy alive.
+        if not settings.CELERY_TASK_ALWAYS_EAGER:
+            wait = min(float(outcome.split(":", 1)[1]), visibility_timeout() / 2)
+            queue.enqueue(task_id, countdown=wait)
+    elif outcome.startswith("retry:"):
+        task = Task.objects.get(pk=task_id)
+        delay = min(queue.retry_delay(task.attempts), visibility_timeout() / 2)
+        if queue.release_for_retry(task, delay):
+            logger.info("task %s attempt %s: provider failed (%s), next attempt in %.0f s",
+                        task_id, task.attempts, outcome[6:], delay)
+            queue.enqueue(task_id, countdown=delay)
+    elif outcome in ("done", "failed"):
+        queue.notify(task_id)
+    return outcome
+
+
+@app.task(name="governance.deliver_callback", bind=True, acks_late=True, ignore_result=True,
+          max_retries=None)
+def deliver_callback(self, task_id: str, status: str) -> bool:
+    """POST the task JSON to its callback URL, retried with backoff; failures stay visible on the task."""
+    from governance import queue
+
+    if queue.post_callback(task_id, status):
+        return True
+    if self.request.retries + 1 >= settings.GAVEL_CALLBACK_MAX_ATTEMPTS:
+        queue.give_up_callback(task_id)
+        return False
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # Eager (the embedded default) cannot wait between attempts without blocking the request.
+        return deliver_callback.apply(args=[task_id, status], retries=self.request.retries + 1).get()
+    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
+
+
+@app.task(name="governance.sweep_tasks", ignore_result=True)
+def sweep_tasks() -> int:
+    """Send again the tasks whose message may be lost (celery beat runs it every minute)."""
+    from governance import queue
+
+    return queue.sweep()
+
+
+@app.task(name="governance.purge_task_contents", ignore_result=True)
+def purge_task_contents(days: int | None = None) -> int:
+    from governance import queue
+
+    return queue.purge_contents(days or settings.GAVEL_TASK_RETENTION_DAYS)

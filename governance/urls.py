@@ -10,6 +10,9 @@ from governance.api import views
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
     path("completions", views.CompletionsView.as_view(), name="completions"),
+    path("tasks", views.TasksView.as_view(), name="tasks"),
+    path("tasks/<uuid:task_id>", views.TaskView.as_view(), name="task"),
+    path("tasks/<uuid:task_id>/cancel", views.TaskCancelView.as_view(), name="task-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),

@@ -184,6 +184,11 @@ def _litellm() -> Any:
     return _loaded
 
 
+def preload() -> None:
+    """Import and configure litellm now (Celery workers, before their first task)."""
+    _litellm()
+
+
 def _ensure_model_known(litellm: Any, target: ModelTarget, mode: str) -> None:
     """Put an unknown model into litellm's price map (without prices).
 
@@ -220,7 +225,13 @@ def _call_kwargs(
         "max_retries": 0,  # the openai client's own retries
         "num_retries": 0,  # litellm's retries: one call means one request
     }
-    if target.api_base:
+    if target.route == DEMO_ROUTE:
+        # The demo provider of the embedded default: litellm's own mock_response answers with
+        # the last user message, so the first run shows screening with no model server at all.
+        kwargs["model"] = f"openai/{target.model}"
+        kwargs["mock_response"] = demo_answer(messages)
+        kwargs["api_key"] = "demo-no-key"
+    elif target.api_base:
         kwargs["api_base"] = target.api_base
     if temperature is not None:
         kwargs["temperature"] = temperature
@@ -231,6 +242,20 @@ def _call_kwargs(
     if tools:
         kwargs["tools"] = [dict(tool) for tool in tools]
     return kwargs
+
+
+# A provider with this route is answered by litellm's mock_response, never by a model (docs/tasks.md).
+DEMO_ROUTE = "demo"
+
+
+def demo_answer(messages: Sequence[Mapping[str, Any]]) -> str:
+    """The demo provider's answer: the last user message, echoed. litellm turns the exact texts
+    ``litellm.RateLimitError`` and ``litellm.InternalServerError`` into those errors, which is
+    how the demo shows a failed task."""
+    for message in reversed(list(messages)):
+        if message.get("role") == "user" and isinstance(message.get("content"), str):
+            return message["content"]
+    return ""
 
 
 def complete(

@@ -146,6 +146,38 @@ class CompletionRequestSerializer(StrictSerializer, ConfigurationRefs):
         return tools
 
 
+class FieldSerializer(StrictSerializer):
+    record = String(max_length=200, help_text="The caller's id of the record, e.g. page:42.")
+    name = String(max_length=100, help_text="The field whose value is proposed.")
+    label = String(max_length=200, required=False, allow_blank=True, help_text="What a person reads.")
+    max_length = serializers.IntegerField(required=False, min_value=1, max_value=1_000_000,
+                                          help_text="Longer answers are a finding of check `field`.")
+
+
+class TaskRequestSerializer(StrictSerializer, ConfigurationRefs):
+    configuration = Slug(max_length=100)
+    kind = Choice(choices=["queued_task", "field_fill"])
+    messages = MessageSerializer(many=True, required=False, allow_empty=False)
+    instruction = String(required=False, trim_whitespace=False, max_length=200_000)
+    field = FieldSerializer(required=False)
+    callback_url = serializers.URLField(required=False, allow_blank=True, max_length=1000)
+
+    def validate(self, attrs):
+        errors = {}
+        has_messages, has_instruction = bool(attrs.get("messages")), bool((attrs.get("instruction") or "").strip())
+        if has_messages == has_instruction:
+            message = _("Give either messages or instruction, not both.") if has_messages else _(
+                "Give messages or an instruction.")
+            errors["messages" if has_messages else "instruction"] = [message]
+        if attrs.get("kind") == "field_fill" and not attrs.get("field"):
+            errors["field"] = [_("A field fill needs field: record and name.")]
+        if attrs.get("kind") == "queued_task" and attrs.get("field"):
+            errors["field"] = [_("Only a field fill has a field.")]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
 # --- response documentation (drf-spectacular) ---
 class HintSerializer(serializers.Serializer):
     check = serializers.CharField()
@@ -227,3 +259,51 @@ class GovernanceEventSerializer(serializers.Serializer):
     actor = serializers.CharField()
     mode = serializers.CharField()
     detail = serializers.JSONField()
+
+
+class TaskReviewSerializer(serializers.Serializer):
+    decision = serializers.ChoiceField(choices=["accepted", "rejected"])
+    by = serializers.CharField(allow_null=True)
+    at = serializers.DateTimeField(allow_null=True)
+    edited = serializers.BooleanField()
+
+
+class TaskFailureSerializer(serializers.Serializer):
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class TaskCallbackSerializer(serializers.Serializer):
+    status = serializers.ChoiceField(choices=["pending", "delivered", "failing", "failed", "refused"])
+    attempts = serializers.IntegerField()
+    error = serializers.CharField(allow_null=True)
+
+
+class TaskSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    kind = serializers.ChoiceField(choices=["queued_task", "field_fill"])
+    status = serializers.ChoiceField(
+        choices=["queued", "running", "ready", "blocked", "failed", "cancelled", "accepted", "rejected"])
+    configuration = serializers.CharField()
+    also = serializers.ListField(child=serializers.CharField())
+    field = serializers.DictField(allow_null=True)
+    created = serializers.DateTimeField()
+    updated = serializers.DateTimeField()
+    attempts = serializers.IntegerField()
+    failure = TaskFailureSerializer(allow_null=True)
+    review = TaskReviewSerializer(allow_null=True)
+    outcome = serializers.ChoiceField(choices=["allowed", "allowed_with_hints", "blocked"], required=False)
+    text = serializers.CharField(required=False, help_text="The answer; the accepted text after review.")
+    hints = HintSerializer(many=True, required=False)
+    block = BlockSerializer(allow_null=True, required=False)
+    verification = VerificationSerializer(required=False)
+    checks = CheckSerializer(many=True, required=False)
+    completion = CompletionInfoSerializer(allow_null=True, required=False)
+    callback = TaskCallbackSerializer(required=False)
+
+
+class TaskPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = TaskSerializer(many=True)

@@ -15,11 +15,11 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from governance import completions, policy, services
+from governance import completions, policy, queue, services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
-from governance.errors import BadInput, TooLarge
-from governance.models import GovernanceEvent, PolicyVersion
+from governance.errors import BadInput, TooLarge, UnknownRecord
+from governance.models import GovernanceEvent, PolicyVersion, Task
 
 ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (400, 401, 403, 404, 413, 429)}
 
@@ -193,3 +193,90 @@ class PolicyView(GavelAPIView):
             raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
                            fields=exc.errors) from exc
         return self.with_policy_version(Response(report.as_dict()), PolicyVersion.current())
+
+
+TASK_ERRORS = {**ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)}
+TASK_PAGE_SIZE = 50
+
+
+def own_task(request, task_id) -> Task:
+    """The calling consumer's task; another consumer's is as unknown as a missing one (404)."""
+    task = Task.objects.select_related("reviewed_by").filter(pk=task_id, consumer=request.user).first()
+    if task is None:
+        raise UnknownRecord(_("Unknown task."), code="not_found", fields={"id": [_("Unknown task.")]})
+    return task
+
+
+class TasksView(GavelAPIView):
+    @extend_schema(
+        request=serializers.TaskRequestSerializer,
+        responses={202: serializers.TaskSerializer, **ERRORS},
+        summary="Queue a task or a field fill",
+        description="Validated like a completion before anything is queued; a worker generates and screens it.",
+    )
+    def post(self, request):
+        data = self.parsed(serializers.TaskRequestSerializer, request)
+        task = queue.submit(data, consumer=request.user, actor=f"consumer:{request.user.name}",
+                            correlation_id=request.request_id)
+        task.refresh_from_db()  # eager mode (the embedded default) has already run it
+        return Response(queue.task_json(task), status=202)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("status", str, enum=Task.Status.values),
+            OpenApiParameter("kind", str, enum=Task.Kind.values),
+            OpenApiParameter("configuration", str),
+            OpenApiParameter("page", int, description="1-based page number"),
+        ],
+        responses={200: serializers.TaskPageSerializer, **ERRORS},
+        summary="List the calling consumer's tasks, newest first",
+        operation_id="tasks_list",
+    )
+    def get(self, request):
+        params = request.query_params
+        unknown = sorted(set(params) - {"status", "kind", "configuration", "page"})
+        if unknown:
+            raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
+        tasks = Task.objects.filter(consumer=request.user).select_related("reviewed_by")
+        for name, choices in (("status", Task.Status.values), ("kind", Task.Kind.values)):
+            if params.get(name):
+                if params[name] not in choices:
+                    raise BadInput(_("Unknown %(name)s.") % {"name": name},
+                                   fields={name: [_("Choose one of: %s") % ", ".join(choices)]})
+                tasks = tasks.filter(**{name: params[name]})
+        if params.get("configuration"):
+            tasks = tasks.filter(configuration=params["configuration"])
+        try:
+            page = int(params.get("page") or 1)
+            if page < 1:
+                raise ValueError
+        except ValueError:
+            raise BadInput(_("page is not a page number."), fields={"page": [_("Give a whole number from 1.")]})
+        count = tasks.count()
+        rows = tasks.order_by("-created", "-pk")[(page - 1) * TASK_PAGE_SIZE: page * TASK_PAGE_SIZE]
+
+        def link(number):
+            query = params.copy()
+            query["page"] = number
+            return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
+
+        return Response({
+            "count": count,
+            "next": link(page + 1) if page * TASK_PAGE_SIZE < count else None,
+            "previous": link(page - 1) if page > 1 else None,
+            "results": [queue.task_json(task) for task in rows],
+        })
+
+
+class TaskView(GavelAPIView):
+    @extend_schema(responses={200: serializers.TaskSerializer, **ERRORS}, summary="Read one of your tasks")
+    def get(self, request, task_id):
+        return Response(queue.task_json(own_task(request, task_id)))
+
+
+class TaskCancelView(GavelAPIView):
+    @extend_schema(request=None, responses={200: serializers.TaskSerializer, **TASK_ERRORS},
+                   summary="Cancel a queued task (409 not_cancellable once a worker claimed it)")
+    def post(self, request, task_id):
+        task = queue.cancel(own_task(request, task_id), actor=f"consumer:{request.user.name}")
+        return Response(queue.task_json(task))

@@ -278,7 +278,8 @@ def test_seed_demo_is_idempotent_and_prints_the_same_token():
     second, _ = run("seed_demo")
     assert first.splitlines()[-1] == second.splitlines()[-1]
     assert "0 created, 0 changed" in second
-    assert counts == (1, 2, 1, 1, 3)
+    # Two providers (one answered by litellm's mock_response), four configurations, three lists.
+    assert counts == (2, 4, 3, 1, 3)
     assert counts == (Provider.objects.count(), Configuration.objects.count(), TermList.objects.count(),
                       Consumer.objects.count(), get_user_model().objects.count())
     # Passwords are derived too, so the printed logins stay true on every run.
@@ -329,3 +330,34 @@ def test_seed_demo_restores_a_revoked_demo_consumer():
     second, _ = run("seed_demo")
     assert first.splitlines()[-1] == second.splitlines()[-1]
     assert Consumer.objects.get(name="demo-app").is_active
+
+
+def test_seed_demo_queues_demo_tasks_in_every_state_with_no_model_server(settings, django_capture_on_commit_callbacks):
+    """The first run shows an editor a populated queue: the echo provider answers through
+    litellm's mock_response, so no model server runs (SPEC §10, issue 8)."""
+    from governance.celery import app
+    from governance.models import Task
+
+    previous = app.conf.task_always_eager
+    app.conf.task_always_eager = True
+    settings.CELERY_TASK_ALWAYS_EAGER = True
+    settings.GAVEL_TASK_RETRY_BASE_SECONDS = 0
+    try:
+        with django_capture_on_commit_callbacks(execute=True):
+            out, _ = run("seed_demo")
+        assert "Demo tasks: 4 queued now" in out
+        with django_capture_on_commit_callbacks(execute=True):
+            again, _ = run("seed_demo")
+        assert "Demo tasks: 0 queued now" in again
+    finally:
+        app.conf.task_always_eager = previous
+    tasks = {(t.kind, t.status): t for t in Task.objects.all()}
+    assert set(tasks) == {("queued_task", "ready"), ("queued_task", "blocked"), ("queued_task", "failed"),
+                          ("field_fill", "ready")}
+    hinted = tasks["queued_task", "ready"]
+    assert hinted.outcome == "allowed_with_hints" and "term_list" in {h["check"] for h in hinted.hints}
+    assert tasks["queued_task", "blocked"].refusal["check"] == "term_list"
+    assert tasks["queued_task", "failed"].failure["code"] == "provider_error"
+    fill = tasks["field_fill", "ready"]
+    assert fill.field["record"] == "page:42" and "too_long" in {h["type"] for h in fill.hints}
+    assert hinted.completion["provider"] == "demo-echo-no-model"

@@ -6,6 +6,7 @@ they are derived from SECRET_KEY rather than stored anywhere in clear.
 import base64
 import hashlib
 import hmac
+import uuid
 
 from django.apps import apps
 from django.conf import settings
@@ -15,10 +16,12 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from governance import policy
-from governance.models import Configuration, Consumer
+from governance import policy, queue
+from governance.models import Configuration, Consumer, Task
 
 ADMIN_URL = "http://127.0.0.1:8000/admin/"
+REVIEW_URL = "http://127.0.0.1:8000/review/"
+LOGIN_URL = "http://127.0.0.1:8000/accounts/login/"
 DEMO_CONSUMER = "demo-app"
 
 DEMO_POLICY = {
@@ -30,6 +33,15 @@ DEMO_POLICY = {
             "api_base": "http://127.0.0.1:11434/v1",
             "trust_zone": "local",
             "timeout": 30,
+        },
+        {
+            # Answered by litellm's own mock_response (the last user message, echoed): no model,
+            # no server, no network. It lets the first run show a populated review queue.
+            "name": "demo-echo-no-model",
+            "kind": "chat",
+            "route": "demo",
+            "trust_zone": "local",
+            "timeout": 5,
         },
     ],
     "configurations": [
@@ -47,6 +59,19 @@ DEMO_POLICY = {
             "model": "qwen2.5:7b",
             "temperature": 0.0,
             "timeout": 15,
+        },
+        {
+            "identifier": "demo-writer",
+            "provider": "demo-echo-no-model",
+            "model": "echo",
+            "system_prompt": "You write product texts and meta descriptions for a company website.",
+            "rules": {"mode": "report", "tags": ["house-style"], "judges": ["demo-writer-judge"], "default": "block"},
+        },
+        {
+            "identifier": "demo-writer-judge",
+            "provider": "demo-echo-no-model",
+            "model": "echo",
+            "temperature": 0.0,
         },
     ],
     "snippets": [
@@ -70,8 +95,42 @@ DEMO_POLICY = {
             "mode": "block",
             "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
         },
+        {
+            "name": "Demo buzzwords",
+            "configurations": ["demo-writer"],
+            "forbidden": ["leverage", "synergy", "world-class"],
+            "mode": "report",
+            "message": "Say what the product does instead.",
+        },
+        {
+            "name": "Demo brand words (writer)",
+            "configurations": ["demo-writer"],
+            "forbidden": ["Kunde", "Rabatt*"],
+            "mode": "block",
+            "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
+        },
     ],
 }
+
+# The demo tasks (SPEC §10) answered by the echo provider: their instruction is their answer.
+# Fixed ids keep seed_demo idempotent: a task that exists is left as it is (an editor may have
+# reviewed it).
+DEMO_TASKS = (
+    ("ready-with-hints", "queued_task", None,
+     "Our new planning tool helps teams leverage their calendars: it finds a free hour for everyone, "
+     "books the room and sends the agenda before the meeting starts, so nobody has to ask twice "
+     "and the week keeps its shape even when plans change at short notice."),
+    ("blocked", "queued_task", None,
+     "Every Kunde who books this week receives a Rabatt of twenty percent on the first year, and the "
+     "offer is valid for all plans, including the new team plan that we launched last month for "
+     "growing companies with more than ten people."),
+    ("failed", "queued_task", None, "litellm.InternalServerError"),
+    ("field-fill", "field_fill",
+     {"record": "page:42", "name": "meta_description", "label": "Meta description", "max_length": 160},
+     "Plan meetings without the back and forth: our planning tool finds a free hour for the whole team, "
+     "books a room that fits, sends the agenda in advance and moves everything when someone cancels, "
+     "so your week stays in order."),
+)
 
 # The policy models a policy editor may add, change and view (SPEC §1). Pattern rules join
 # once their model exists; the admin-only fields stay read-only for this user (SPEC §2.3).
@@ -82,6 +141,9 @@ POLICY_EDITOR_MODELS = (
     "snippets.patternrule",
     "termlists.termlist",
 )
+
+
+DEMO_NAMESPACE = uuid.UUID("6f1d2c0e-4a53-4c1b-9a57-1c2f6b0d9e11")
 
 
 def derive(purpose: str, length: int = 43) -> str:
@@ -106,18 +168,20 @@ class Command(BaseCommand):
             logins = [
                 ("admin", self.ensure_user("admin", superuser=True), "administrator: every field, /admin/"),
                 ("policy-editor", self.ensure_policy_editor(), "policy editor: term lists, snippets, configurations"),
-                ("editor", self.ensure_editor(), "reviewer: group editors; the review UI (/review/) is not built yet"),
+                ("editor", self.ensure_editor(), "reviewer: group editors, the review UI at /review/"),
             ]
             token = self.ensure_consumer()
+        tasks = self.ensure_demo_tasks()
 
         self.stdout.write(
             f"Demo policy: {len(report.created)} created, {len(report.changed)} changed, "
             f"{len(report.unchanged)} unchanged."
         )
-        self.stdout.write(f"Log in at {ADMIN_URL} as:")
+        self.stdout.write(f"Demo tasks: {tasks} queued now; review them at {REVIEW_URL}")
+        self.stdout.write(f"Log in at {ADMIN_URL} (editors: {LOGIN_URL}) as:")
         for username, password, role in logins:
             self.stdout.write(f"  {username} / {password}    ({role})")
-        self.stdout.write(f"Consumer {DEMO_CONSUMER} (granted: demo); its token, for 'Authorization: Bearer …':")
+        self.stdout.write(f"Consumer {DEMO_CONSUMER} (granted: demo, demo-writer); its token, for 'Authorization: Bearer …':")
         self.stdout.write(token)
 
     def ensure_user(self, username: str, *, superuser=False, staff=False):
@@ -173,5 +237,22 @@ class Command(BaseCommand):
         consumer.is_admin = False
         if consumer.pk is None or [getattr(consumer, name) for name in watched] != stored:
             consumer.save()
-        consumer.configurations.add(Configuration.objects.get(identifier="demo"))
+        consumer.configurations.add(*Configuration.objects.filter(identifier__in=["demo", "demo-writer"]))
         return token
+
+    @staticmethod
+    def ensure_demo_tasks() -> int:
+        """Queue each demo task that does not exist yet; return how many were queued now."""
+        consumer = Consumer.objects.get(name=DEMO_CONSUMER)
+        queued = 0
+        for name, kind, field, instruction in DEMO_TASKS:
+            task_id = uuid.uuid5(DEMO_NAMESPACE, name)
+            if Task.objects.filter(pk=task_id).exists():
+                continue
+            task = Task.objects.create(
+                id=task_id, kind=kind, consumer=consumer, configuration="demo-writer", field=field,
+                messages=[{"role": "user", "content": instruction}],
+            )
+            queued += 1
+            transaction.on_commit(lambda pk=task.pk: queue.enqueue(pk))
+        return queued

@@ -1,0 +1,574 @@
+"""Queued tasks and field fills (SPEC §10): submit, claim, run, cancel, review, purge.
+
+The database row is the source of truth; a Celery message carries only the id.
+A worker claims a row with one conditional UPDATE and finishes it with another
+that names its claim (the attempt number), so a duplicate message, a
+redelivery or a worker that was presumed dead never completes a task twice.
+How a row left `running` by a dead worker is recovered: docs/tasks.md.
+"""
+from __future__ import annotations
+
+import logging
+import uuid
+from datetime import timedelta
+from urllib.parse import urlsplit
+
+from django.conf import settings
+from django.contrib.auth.models import Group
+from django.db import transaction
+from django.db.models import F, Q
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from governance import completions, services
+from governance.errors import BadInput, BudgetExceeded, Conflict, GavelError, ProviderFailed, ProviderTimedOut
+from governance.models import Configuration, PolicyVersion, Task
+from governance.screening import CallFacts, Output, run_pipeline, write_events
+
+logger = logging.getLogger("gavel.queue")
+
+EDITORS_GROUP = "editors"
+Status = Task.Status
+
+
+class EditBlocked(GavelError):
+    """An edited text that the policy stops cannot be accepted; `block` says why."""
+
+    default_code = "edit_blocked"
+
+    def __init__(self, block: dict):
+        super().__init__(block["message"])
+        self.block = block
+
+
+class Retry(Exception):
+    """The provider failed in a way worth another attempt later (429, 5xx, timeout)."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+# --- who may review ---
+def is_editor(user) -> bool:
+    """Editors are members of the group `editors`, staff or superusers (SPEC §1)."""
+    if not getattr(user, "is_authenticated", False) or not user.is_active:
+        return False
+    if user.is_staff or user.is_superuser:
+        return True
+    return user.groups.filter(name=EDITORS_GROUP).exists()
+
+
+def editors_group() -> Group:
+    group, _created = Group.objects.get_or_create(name=EDITORS_GROUP)
+    return group
+
+
+# --- submit ---
+def callback_allowed(url: str, hosts: list[str] | None = None) -> bool:
+    """http(s) to a host on GAVEL_CALLBACK_HOSTS: `host` allows any port, `host:port` that port."""
+    hosts = settings.GAVEL_CALLBACK_HOSTS if hosts is None else hosts
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    host = parts.hostname.lower()
+    for entry in hosts:
+        entry = entry.strip().lower()
+        allowed_host, _sep, allowed_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
+        if allowed_port:
+            if host == allowed_host and str(port) == allowed_port:
+                return True
+        elif host == entry.strip("[]"):
+            return True
+    return False
+
+
+def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = None) -> Task:
+    """Validate and queue one task; the worker is asked only once the row is committed.
+
+    The refusals of `completions` apply before anything is queued: 404/403 for the
+    configurations, 429 over a budget, 400 for a callback host not on the allow-list.
+    """
+    configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    cap = completions.over_budget(configuration)
+    if cap:
+        raise completions.refuse_budget(configuration, cap, correlation_id=correlation_id or uuid.uuid4().hex,
+                                        actor=actor)
+    callback_url = data.get("callback_url") or ""
+    if callback_url and not callback_allowed(callback_url):
+        raise BadInput(_("The callback host is not on the allow-list."), code="invalid", fields={
+            "callback_url": [_("Give an http(s) URL whose host is on GAVEL_CALLBACK_HOSTS.")]})
+    messages = [dict(m) for m in data.get("messages") or []]
+    if not messages:
+        messages = [{"role": "user", "content": data["instruction"]}]
+    task = Task.objects.create(
+        kind=data["kind"], consumer=consumer, configuration=configuration.identifier,
+        also=[c.identifier for c in also], messages=messages, field=data.get("field"),
+        site=data.get("site", ""), language=data.get("language", ""), callback_url=callback_url,
+    )
+    transaction.on_commit(lambda: enqueue(task.pk))
+    return task
+
+
+def enqueue(task_id, *, countdown: float | None = None) -> None:
+    """Send the task's id to the workers. A broker that cannot be reached loses nothing: the
+    row stays `queued` and the sweep sends it again."""
+    from governance.tasks import run_task
+
+    try:
+        run_task.apply_async(args=[str(task_id)], countdown=countdown, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    except GavelError:
+        raise
+    except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the row
+        if settings.CELERY_TASK_ALWAYS_EAGER:
+            raise
+        logger.warning("could not send task %s to the broker; the sweep will send it again", task_id, exc_info=True)
+
+
+# --- cancel ---
+def cancel(task: Task, *, actor: str) -> Task:
+    """A queued task becomes cancelled; once a worker claimed it, 409 naming its status."""
+    now = timezone.now()
+    if Task.objects.filter(pk=task.pk, status=Status.QUEUED).update(status=Status.CANCELLED, finished_at=now,
+                                                                   updated=now):
+        task.refresh_from_db()
+        return task
+    task.refresh_from_db()
+    raise Conflict(
+        _("The task cannot be cancelled: it is %(status)s.") % {"status": task.get_status_display()},
+        code="not_cancellable",
+    )
+
+
+# --- the worker ---
+def lease_seconds() -> int:
+    return settings.GAVEL_TASK_LEASE_SECONDS
+
+
+def claim(task_id) -> tuple[Task | None, float]:
+    """Take the task for this worker: (task, 0) — or (None, seconds to wait) when another
+    worker's lease is still running, or (None, 0) when there is nothing to do.
+
+    One conditional UPDATE decides: a queued row, or a running row whose lease has
+    passed (its worker died), becomes running under a new attempt number.
+    """
+    now = timezone.now()
+    claimed = Task.objects.filter(pk=task_id).filter(
+        Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_until__lt=now)
+    ).update(status=Status.RUNNING, lease_until=now + timedelta(seconds=lease_seconds()),
+             attempts=F("attempts") + 1, next_attempt_at=None, updated=now)
+    task = Task.objects.filter(pk=task_id).first()
+    if task is None:
+        return None, 0.0
+    if claimed:
+        return task, 0.0
+    if task.status == Status.RUNNING and task.lease_until:
+        return None, max((task.lease_until - now).total_seconds(), 0.0) + 1.0
+    return None, 0.0
+
+
+def run_budget_seconds(configuration, also) -> int:
+    """How long one run may legitimately take: the chain's timeouts, each judge's capped call,
+    the escalation's chain, and a margin. A claim never lapses before it (no takeover of a
+    worker that is merely slow)."""
+    from judging.judges import JUDGE_TIMEOUT_CAP
+
+    seconds = sum(c.effective_timeout() for c in completions.chain_of(configuration))
+    for config in [configuration, *also]:
+        if config.rule_mode != "off":
+            judges = config.rule_judges
+            seconds += (len(judges) if isinstance(judges, list) else judges.count()) * JUDGE_TIMEOUT_CAP
+    if configuration.escalation_id:
+        seconds += sum(c.effective_timeout() for c in completions.chain_of(configuration.escalation))
+    return int(seconds) + settings.GAVEL_TASK_LEASE_MARGIN_SECONDS
+
+
+def extend_lease(task: Task, seconds: int) -> None:
+    if seconds > lease_seconds():
+        Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
+            lease_until=timezone.now() + timedelta(seconds=seconds))
+
+
+def _finish(task: Task, **values) -> bool:
+    """Write the result only while this attempt still holds the claim."""
+    now = timezone.now()
+    values.setdefault("finished_at", now)
+    done = Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
+        updated=now, lease_until=None, **values)
+    if not done:
+        logger.warning("task %s attempt %s lost its claim; its result is discarded", task.pk, task.attempts)
+    return bool(done)
+
+
+def release_for_retry(task: Task, countdown: float) -> bool:
+    """Give the row back to the queue until the next attempt (it may be cancelled meanwhile)."""
+    now = timezone.now()
+    return bool(Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
+        status=Status.QUEUED, lease_until=None, next_attempt_at=now + timedelta(seconds=countdown), updated=now))
+
+
+def fail(task: Task, code: str, message: str) -> bool:
+    return _finish(task, status=Status.FAILED, failure={"code": code, "message": str(message)})
+
+
+def field_prompt(field: dict) -> str:
+    """The field facts as the model reads them (SPEC §10)."""
+    lines = [
+        "You propose the value of one field of a record that lives outside Gavel.",
+        f"Record: {field['record']}",
+        f"Field: {field['name']}",
+    ]
+    if field.get("label"):
+        lines.append(f"Label shown to people: {field['label']}")
+    if field.get("max_length"):
+        lines.append(f"The value must be at most {field['max_length']} characters long.")
+    lines.append("Answer with the value only, without quotes or explanation.")
+    return "\n".join(lines)
+
+
+def _facts(task: Task, configuration, also, *, served_by=None, actor: str = "") -> CallFacts:
+    return CallFacts(configuration=configuration, also=also, kind=task.kind, site=task.site,
+                     language=task.language, served_by=served_by, actor=actor or _task_actor(task),
+                     correlation_id=task.correlation_id or uuid.uuid4().hex)
+
+
+def _task_actor(task: Task) -> str:
+    return f"consumer:{task.consumer.name}" if task.consumer_id else "task"
+
+
+def _configurations(task: Task):
+    """The task's configurations as they are now; a missing one fails the task with a reason."""
+    names = [task.configuration, *task.also]
+    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
+    missing = [n for n in names if n not in found]
+    if missing:
+        raise GavelError(_("Unknown configuration: %(names)s") % {"names": ", ".join(missing)},
+                         code="unknown_configuration")
+    return found[task.configuration], [found[n] for n in task.also]
+
+
+def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events: list | None = None) -> dict:
+    """A field fill's answer longer than max_length is a finding of check `field` (SPEC §10).
+
+    Handled under the strictest rule_mode of the task's configurations, `off` counting as
+    report: a too-long value is never silently accepted. No passage is quoted.
+    """
+    field = task.field or {}
+    limit = field.get("max_length")
+    if task.kind != Task.Kind.FIELD_FILL or not limit:
+        return body
+    if body.get("block"):
+        body["checks"].append({"check": "field", "result": "skipped", "reason": "earlier_block"})
+        return body
+    text = body.get("text") or ""
+    if len(text) <= limit:
+        body["checks"].append({"check": "field", "result": "passed"})
+        return body
+    blocking = facts.strictest_mode == "block"
+    message = _("The proposed value of %(field)s has %(length)d characters; at most %(limit)d are allowed.") % {
+        "field": field.get("label") or field["name"], "length": len(text), "limit": limit}
+    detail = {"type": "too_long", "field": field["name"], "length": len(text), "max_length": limit}
+    write_events([{
+        "correlation_id": facts.correlation_id, "decision": "blocked" if blocking else "reported",
+        "check_name": "field", "configuration": facts.configuration.identifier,
+        "provider": getattr(facts.served_by, "name", "") or facts.configuration.provider.name,
+        "model": facts.configuration.model, "actor": facts.actor[:150],
+        "mode": "block" if blocking else (facts.strictest_mode if facts.strictest_mode != "off" else "report"),
+        "detail": detail,
+    }])
+    if blocking:
+        body["outcome"] = "blocked"
+        body.pop("text", None)
+        body.pop("tool_calls", None)
+        body["block"] = {"check": "field", "message": message, "stored_message": message}
+        body["checks"].append({"check": "field", "result": "blocked"})
+    else:
+        body["hints"].append({"check": "field", "type": "too_long", "passage": None, "start": None, "end": None,
+                              "max_length": limit, "length": len(text), "message": message})
+        body["outcome"] = "allowed_with_hints"
+        body["checks"].append({"check": "field", "result": "reported"})
+    return body
+
+
+def _stored_block(block: dict | None) -> dict | None:
+    """What outlives the request keeps the message without the passage (SPEC §9)."""
+    if not block:
+        return None
+    return {"check": block["check"], "message": block["stored_message"], "stored_message": block["stored_message"]}
+
+
+def _store_result(task: Task, body: dict) -> bool:
+    blocked = body["outcome"] == "blocked"
+    return _finish(
+        task,
+        status=Status.BLOCKED if blocked else Status.READY,
+        outcome=body["outcome"],
+        answer="" if blocked else (body.get("text") or ""),
+        hints=body.get("hints") or [],
+        refusal=_stored_block(body.get("block")),
+        verification=body.get("verification") or {},
+        checks=body.get("checks") or [],
+        completion=body.get("completion"),
+        policy_version=body.get("policy_version"),
+        correlation_id=body.get("id") or "",
+        failure=None,
+    )
+
+
+def generate(task: Task) -> dict:
+    """Generate through the configuration (fallbacks, budgets, zones, escalation — the completion
+    service) and screen with the task's kind; the §11.1 body plus the field check."""
+    configuration, also = _configurations(task)
+    extend_lease(task, run_budget_seconds(configuration, also))
+    messages = list(task.messages)
+    if task.kind == Task.Kind.FIELD_FILL and task.field:
+        messages = [{"role": "system", "content": field_prompt(task.field)}, *messages]
+    call = completions.PreparedCall(
+        configuration=configuration, also=also, messages=messages, tools=[], read_tools=frozenset(),
+        kind=task.kind, site=task.site, language=task.language, actor=_task_actor(task), reader_language=None,
+        correlation_id=task.correlation_id or uuid.uuid4().hex, policy_version=PolicyVersion.current(),
+    )
+    body = completions.run(call)
+    served = None
+    if body.get("completion"):
+        from governance.models import Provider
+        served = Provider.objects.filter(name=body["completion"]["provider"]).first()
+    return apply_field_check(task, body, call.facts(served))
+
+
+def run(task_id, *, attempt_limit: int | None = None) -> str:
+    """Claim and run one task; return what happened (for the Celery entry point and the logs).
+
+    'done' / 'busy:<seconds>' / 'nothing' / 'retry:<reason>' / 'failed'.
+    """
+    task, wait = claim(task_id)
+    if task is None:
+        return f"busy:{wait:.0f}" if wait else "nothing"
+    limit = attempt_limit or settings.GAVEL_TASK_MAX_ATTEMPTS
+    try:
+        body = generate(task)
+    except (ProviderFailed, ProviderTimedOut) as exc:
+        if getattr(exc, "retryable", True) and task.attempts < limit:
+            return f"retry:{exc.code}"
+        fail(task, exc.code, _("%(reason)s Gave up after %(n)d attempts; check the provider and resubmit.")
+             % {"reason": exc.message, "n": task.attempts})
+        return "failed"
+    except BudgetExceeded as exc:
+        fail(task, exc.code, exc.message + " " + _("Raise the cap or resubmit tomorrow."))
+        return "failed"
+    except GavelError as exc:
+        fail(task, exc.code, exc.message)
+        return "failed"
+    except Exception:  # noqa: BLE001 - a worker must never leave a row running because of a bug
+        logger.exception("task %s failed unexpectedly", task.pk)
+        fail(task, "server_error", _("Gavel could not run this task; it has been logged. Resubmit it."))
+        return "failed"
+    return "done" if _store_result(task, body) else "lost_claim"
+
+
+def retry_delay(attempt: int) -> float:
+    """Exponential backoff for provider failures: base, 2·base, 4·base … capped at 5 minutes."""
+    return min(settings.GAVEL_TASK_RETRY_BASE_SECONDS * (2 ** max(attempt - 1, 0)), 300.0)
+
+
+# --- review (SPEC §10) ---
+def _review_event(task: Task, decision: str, *, user, edited: bool) -> None:
+    write_events([{
+        "correlation_id": task.correlation_id or str(task.pk), "decision": decision, "check_name": "review",
+        "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
+        "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
+        "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "edited": edited},
+    }])
+
+
+def screen_edit(task: Task, text: str, *, user, reader_language: str | None = None) -> dict:
+    """Screen an editor's text under the task's configurations and kind (SPEC §10)."""
+    configuration, also = _configurations(task)
+    facts = _facts(task, configuration, also, actor=f"user:{user.get_username()}")
+    facts.reader_language = reader_language
+    facts.correlation_id = uuid.uuid4().hex
+    screening = run_pipeline(Output(text=text), facts)
+    body = screening.as_response(PolicyVersion.current())
+    return apply_field_check(task, body, facts)
+
+
+def accept(task: Task, *, user, edited_text: str | None = None, reader_language: str | None = None) -> Task:
+    """Accept a ready task, or an edit of it that passes the policy again (hints allowed)."""
+    if task.status != Status.READY:
+        raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
+                       % {"status": task.get_status_display()}, code="not_reviewable")
+    edited = edited_text is not None and edited_text != task.answer
+    values = {}
+    if edited:
+        body = screen_edit(task, edited_text, user=user, reader_language=reader_language)
+        if body["outcome"] == "blocked":
+            raise EditBlocked(body["block"])
+        values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
+                  "checks": body["checks"], "verification": body["verification"]}
+    now = timezone.now()
+    with transaction.atomic():
+        done = Task.objects.filter(pk=task.pk, status=Status.READY).update(
+            status=Status.ACCEPTED, review_decision=Task.Review.ACCEPTED, reviewed_by=user, reviewed_at=now,
+            edited=edited, updated=now, **values)
+        if not done:
+            task.refresh_from_db()
+            raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
+                           % {"status": task.get_status_display()}, code="not_reviewable")
+        task.refresh_from_db()
+        _review_event(task, "accepted", user=user, edited=edited)
+        transaction.on_commit(lambda: notify(task.pk))
+    return task
+
+
+def reject(task: Task, *, user) -> Task:
+    """Reject a ready or blocked task."""
+    now = timezone.now()
+    with transaction.atomic():
+        done = Task.objects.filter(pk=task.pk, status__in=[Status.READY, Status.BLOCKED]).update(
+            status=Status.REJECTED, review_decision=Task.Review.REJECTED, reviewed_by=user, reviewed_at=now,
+            updated=now)
+        task.refresh_from_db()
+        if not done:
+            raise Conflict(_("Only a ready or blocked task can be rejected; this one is %(status)s.")
+                           % {"status": task.get_status_display()}, code="not_reviewable")
+        _review_event(task, "rejected", user=user, edited=False)
+        transaction.on_commit(lambda: notify(task.pk))
+    return task
+
+
+# --- the task as JSON (SPEC §10) ---
+def task_json(task: Task) -> dict:
+    body = {
+        "id": str(task.pk), "kind": task.kind, "status": task.status, "configuration": task.configuration,
+        "also": list(task.also), "field": task.field, "created": task.created.isoformat(),
+        "updated": task.updated.isoformat(), "attempts": task.attempts, "failure": task.failure,
+        "review": None,
+    }
+    if task.review_decision:
+        body["review"] = {"decision": task.review_decision,
+                          "by": task.reviewed_by.get_username() if task.reviewed_by_id else None,
+                          "at": task.reviewed_at.isoformat() if task.reviewed_at else None, "edited": task.edited}
+    if task.outcome:
+        body["outcome"] = task.outcome
+        if task.outcome != "blocked":
+            body["text"] = task.edited_text if task.edited else task.answer
+        body["hints"] = task.hints
+        body["block"] = task.refusal
+        body["verification"] = task.verification
+        body["checks"] = task.checks
+        body["completion"] = task.completion
+    if task.callback_url:
+        body["callback"] = {"status": task.callback_status or "pending", "attempts": task.callback_attempts,
+                            "error": task.callback_error or None}
+    return body
+
+
+# --- callbacks (SPEC §10) ---
+CALLBACK_STATUSES = (Status.READY, Status.BLOCKED, Status.FAILED, Status.ACCEPTED, Status.REJECTED)
+
+
+def notify(task_id) -> None:
+    """Queue the callback of a task that reached a status its consumer is told about."""
+    task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
+    if task is None or not task.callback_url or task.status not in CALLBACK_STATUSES:
+        return
+    from governance.tasks import deliver_callback
+
+    try:
+        deliver_callback.apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
+        logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
+
+
+def post_callback(task_id, status: str) -> bool:
+    """POST the task JSON to its callback URL once; record the attempt. True when delivered.
+
+    The log names the task, the host and the HTTP status, never the task's text.
+    """
+    import json
+    import urllib.error
+    import urllib.request
+
+    task = Task.objects.select_related("reviewed_by").filter(pk=task_id).first()
+    if task is None or not task.callback_url:
+        return True
+    host = urlsplit(task.callback_url).hostname or "?"
+    if not callback_allowed(task.callback_url):
+        _record_callback(task, "refused", _("The callback host is no longer on the allow-list."))
+        logger.warning("callback of task %s to %s refused: host not allowed", task.pk, host)
+        return True  # nothing a retry can change
+    payload = json.dumps(task_json(task)).encode("utf-8")
+    request = urllib.request.Request(task.callback_url, data=payload, method="POST", headers={
+        "Content-Type": "application/json", "User-Agent": "Gavel", "X-Gavel-Task": str(task.pk),
+        "X-Gavel-Task-Status": status})
+    try:
+        with urllib.request.urlopen(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:  # noqa: S310
+            code = response.status
+    except urllib.error.HTTPError as exc:
+        code = exc.code
+    except (urllib.error.URLError, OSError) as exc:
+        reason = type(getattr(exc, "reason", exc)).__name__
+        _record_callback(task, "failing", _("Could not reach the callback host (%(reason)s).") % {"reason": reason})
+        logger.warning("callback of task %s to %s failed: %s", task.pk, host, reason)
+        return False
+    if 200 <= code < 300:
+        _record_callback(task, "delivered", "")
+        logger.info("callback of task %s to %s delivered (%s)", task.pk, host, code)
+        return True
+    _record_callback(task, "failing", _("The callback host answered HTTP %(code)s.") % {"code": code})
+    logger.warning("callback of task %s to %s answered %s", task.pk, host, code)
+    return False
+
+
+def _record_callback(task: Task, status: str, error: str) -> None:
+    Task.objects.filter(pk=task.pk).update(callback_attempts=F("callback_attempts") + 1, callback_status=status,
+                                           callback_error=str(error)[:500])
+
+
+def give_up_callback(task_id) -> None:
+    Task.objects.filter(pk=task_id).update(callback_status="failed")
+
+
+# --- recovery and retention ---
+def sweep(*, now=None, grace_seconds: int | None = None) -> int:
+    """Send again the tasks a message may have been lost for; return how many.
+
+    A queued row older than the grace period (the broker was down when it was
+    submitted, or its retry message is overdue) and a running row whose lease has
+    passed (its worker died) are sent again. The claim makes a duplicate harmless.
+    """
+    now = now or timezone.now()
+    grace = timedelta(seconds=settings.GAVEL_TASK_SWEEP_GRACE_SECONDS if grace_seconds is None else grace_seconds)
+    stale = Task.objects.filter(
+        Q(status=Status.QUEUED, next_attempt_at__isnull=True, updated__lt=now - grace)
+        | Q(status=Status.QUEUED, next_attempt_at__lt=now - grace)
+        | Q(status=Status.RUNNING, lease_until__lt=now)
+    ).values_list("pk", flat=True)[:1000]
+    ids = list(stale)
+    for task_id in ids:
+        enqueue(task_id)
+    if ids:
+        logger.info("sweep sent %d task(s) again", len(ids))
+    return len(ids)
+
+
+def purge_contents(days: int, *, now=None) -> int:
+    """Empty input, answer, edited text and hint passages of tasks created more than `days` days ago.
+
+    The row stays with its status, facts (rule numbers, list names, terms) and timestamps.
+    """
+    if days < 1:
+        raise ValueError("days must be at least 1")
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=days)
+    count = 0
+    rows = Task.objects.filter(created__lt=cutoff, purged_at__isnull=True).only("pk", "hints")
+    for task in rows.iterator(chunk_size=500):
+        hints = [{**hint, "passage": None, "start": None, "end": None} for hint in task.hints or []]
+        count += Task.objects.filter(pk=task.pk).update(messages=[], answer="", edited_text="", hints=hints,
+                                                        purged_at=now)
+    return count
