@@ -188,34 +188,41 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
-    for candidate in chain_of(configuration):
-        left = None
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ProviderTimedOut(_("Every provider of the chain timed out."))
-        day = claim_request(candidate)
-        if day is None:
-            if candidate is configuration:
-                # Refused before any provider is asked (SPEC §2.2).
-                raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
-                                    correlation_id=correlation_id, actor=actor)
-            continue  # a fallback over its own cap is skipped
-        try:
-            reply = ask(candidate, model_target(candidate, left))
-        except ProviderError as exc:
-            logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+    # Calls whose provider failed, counted on their usage rows once the chain is done: the write
+    # never eats into the time a fallback has left.
+    failed: list[tuple] = []
+    try:
+        for candidate in chain_of(configuration):
+            left = None
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ProviderTimedOut(_("Every provider of the chain timed out."))
+            day = claim_request(candidate)
+            if day is None:
+                if candidate is configuration:
+                    # Refused before any provider is asked (SPEC §2.2).
+                    raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
+                                        correlation_id=correlation_id, actor=actor)
+                continue  # a fallback over its own cap is skipped
+            try:
+                reply = ask(candidate, model_target(candidate, left))
+            except ProviderError as exc:
+                logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+                failed.append((candidate, day))
+                errors.append(exc)
+                if not exc.retryable:
+                    raise ProviderFailed(
+                        _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
+                        retryable=False,
+                    ) from exc
+                continue
+            _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
+            return reply, candidate
+        _raise_chain_failure(errors)
+    finally:
+        for candidate, day in failed:
             _count_failure(candidate, day)
-            errors.append(exc)
-            if not exc.retryable:
-                raise ProviderFailed(
-                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
-                    retryable=False,
-                ) from exc
-            continue
-        _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
-        return reply, candidate
-    _raise_chain_failure(errors)
 
 
 # --- the completion endpoint ---
