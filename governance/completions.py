@@ -21,7 +21,7 @@ from django.utils.translation import gettext as _
 from governance import services
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, PolicyVersion, UsageDay
-from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, run_pipeline, write_events
+from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, write_events
 
 logger = logging.getLogger("gavel.completions")
 
@@ -271,9 +271,12 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
     )
 
 
-def _completion_info(reply, served: Configuration) -> dict:
-    return {"provider": served.provider.name, "model": reply.model or served.model,
+def _completion_info(reply, served: Configuration, escalated_from: str | None = None) -> dict:
+    info = {"provider": served.provider.name, "model": reply.model or served.model,
             "usage": reply.usage, "cost": round(float(reply.cost), 8)}
+    if escalated_from:
+        info["escalated_from"] = escalated_from  # the configuration whose answer failed verification (§6.6)
+    return info
 
 
 def _tool_calls(reply) -> list[ToolCall]:
@@ -282,11 +285,14 @@ def _tool_calls(reply) -> list[ToolCall]:
 
 def run(call: PreparedCall) -> dict:
     """Generate, then screen the answer; the response of SPEC §11.1 with `completion`."""
+    from governance.escalation import screen_generated
+
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, **call.options)
-    screening = run_pipeline(Output(text=reply.text or "", tool_calls=_tool_calls(reply)), call.facts(served.provider))
-    body = screening.as_response(call.policy_version)
-    body["completion"] = _completion_info(reply, served)
+    # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
+    result = screen_generated(call, Output(text=reply.text or "", tool_calls=_tool_calls(reply)), reply, served)
+    body = result.screening.as_response(call.policy_version)
+    body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     return body
 
 
@@ -339,6 +345,7 @@ def open_stream(call: PreparedCall):
 
 def stream_events(call: PreparedCall, opened=None):
     """Yield the SSE events of one streamed completion; `done` is always last."""
+    from governance.escalation import screen_generated
     from governance.redaction import StreamRedactor
     from judging.llm import ProviderError
 
@@ -362,7 +369,10 @@ def stream_events(call: PreparedCall, opened=None):
                 yield sse("delta", {"text": rest})
         reply = handle.reply
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
-        screening = run_pipeline(Output(text="".join(parts), tool_calls=_tool_calls(reply)), facts)
+        # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
+        result = screen_generated(call, Output(text="".join(parts), tool_calls=_tool_calls(reply)), reply, served,
+                                  facts, live=not held)
+        screening = result.screening
     except Exception as exc:
         # After the first chunk there is no fallback, and the text was not
         # screened whole: say so, and still end with `done` (SPEC §8.1).
@@ -378,7 +388,7 @@ def stream_events(call: PreparedCall, opened=None):
         yield sse("done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings)))
         return
     body = screening.as_response(call.policy_version)
-    body["completion"] = _completion_info(reply, served)
+    body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     text = body.pop("text", None)
     if held:
         if screening.block is not None:

@@ -66,6 +66,9 @@ class CallFacts:
     # The term lists' scope rows, when deciding whether to hold a stream already read them for this
     # call (termlists.services.any_list_applies): the screening then reuses them, one query per call.
     term_list_rows: list | None = field(default=None, repr=False, compare=False)
+    # The answer may be replaced by an escalation (SPEC §6.6, governance/escalation.py): while its
+    # verification fails, no judge is asked about it and its events are left to the escalation.
+    escalates: bool = False
 
     @property
     def configurations(self) -> list:
@@ -279,7 +282,8 @@ def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     if screening.block is not None and screening.output.tool_calls:
         # A block stops the whole response: no proposed tool call is returned.
         screening.held_tool_calls_blocked = True
-    write_events(screening.events)
+    if not (facts.escalates and screening.verification_failed):
+        write_events(screening.events)
     return screening
 
 

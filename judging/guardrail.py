@@ -33,6 +33,10 @@ def judge_rules(screening) -> None:
     if text is None:
         screening.check(CHECK, "skipped", "not_finished_text")
         return
+    if facts.escalates and screening.verification_failed:
+        # The escalation's answer replaces this one (SPEC §6.6): no judge call for a text nobody receives.
+        screening.check(CHECK, "skipped", "escalated")
+        return
 
     mode = facts.strictest_mode
     context = JudgeContext(correlation_id=facts.correlation_id, actor=facts.actor)

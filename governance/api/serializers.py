@@ -231,6 +231,9 @@ class CompletionInfoSerializer(serializers.Serializer):
     model = serializers.CharField()
     usage = serializers.DictField()
     cost = serializers.FloatField()
+    escalated_from = serializers.CharField(
+        required=False, help_text="Present when the answer is an escalation's (SPEC §6.6): the configuration "
+                                  "whose answer failed verification.")
 
 
 class CompletionResponseSerializer(ScreeningResponseSerializer):

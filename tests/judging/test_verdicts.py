@@ -145,7 +145,9 @@ def test_a_hostile_passage_is_matched_literally_and_quickly():
     started = time.monotonic()
     assert find_passage("(a+)+$ " * 50, text) is None
     assert find_passage("a" * 5000 + " b", text) is None
-    assert time.monotonic() - started < 1
+    # A hang guard, not a speed measure (benchmarks/ measures speed): backtracking on these inputs
+    # would take hours; a literal match takes milliseconds, even on a loaded machine.
+    assert time.monotonic() - started < 10
 
 
 # --- prompts (pure) ---
