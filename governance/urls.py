@@ -1,4 +1,4 @@
-"""URL map: admin, REST API v1, review UI and its login, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI and its login, health check."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -27,6 +27,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
+    path("openai/v1/", include(("governance.openai.urls", "openai"))),
     path("review/", include("governance.review.urls")),
     # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),
