@@ -258,6 +258,10 @@ class _FlowDict(dict):
     """A mapping written `{a: 1, b: 2}`, as the example writes `budget`."""
 
 
+class _Pattern(str):
+    """A regular expression, written single-quoted as the example writes it: backslashes stay as typed."""
+
+
 class _PolicyDumper(yaml.SafeDumper):
     def increase_indent(self, flow=False, indentless=False):
         # Indent a list under its key (`  - name: …`), as the example does.
@@ -274,6 +278,9 @@ def _represent_str(dumper, value: str):
 
 _PolicyDumper.add_representer(str, _represent_str)
 _PolicyDumper.add_representer(
+    _Pattern, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
+)
+_PolicyDumper.add_representer(
     _FlowList, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
 _PolicyDumper.add_representer(
@@ -283,6 +290,8 @@ _PolicyDumper.add_representer(
 
 def _yaml_shape(node, key=None):
     """Mark the lists and the mapping the example writes in flow style."""
+    if isinstance(node, str) and key in ("violation_pattern", "satisfied_pattern") and "\n" not in node:
+        return _Pattern(node)
     if isinstance(node, dict):
         shaped = {k: _yaml_shape(v, k) for k, v in node.items()}
         return _FlowDict(shaped) if key == "budget" else shaped
