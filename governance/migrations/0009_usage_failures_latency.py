@@ -6,7 +6,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('governance', '0004_task'),
+        ('governance', '0008_field_explanations'),
     ]
 
     operations = [
