@@ -15,7 +15,7 @@ from django.db.models.functions import TruncDate
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
-from governance.models import Configuration, GovernanceEvent, Task, UsageDay
+from governance.models import GovernanceEvent, JudgeLink, Task, UsageDay
 from governance.review import chart
 
 WINDOWS = (7, 14, 30, 90)
@@ -157,8 +157,7 @@ def cost_per_configuration(win: Window) -> list[dict]:
 def judges(win: Window) -> list[dict]:
     """Each judging configuration: calls, failed calls and mean latency (usage rows), and why its
     answers were not used (the judges' facts in rules_judge events: timeout, error, unusable, …)."""
-    named = {name for names in Configuration.objects.values_list("rule_judges", flat=True) for name in names or ()
-             if isinstance(name, str)}
+    named = set(JudgeLink.objects.values_list("judge__identifier", flat=True).distinct())
     reasons: dict[str, Counter] = defaultdict(Counter)
     decided: Counter = Counter()
     rows = (_events(win).filter(check_name=GovernanceEvent.Check.RULES_JUDGE).values_list("detail", flat=True)

@@ -272,3 +272,13 @@ def test_a_running_tasks_state_is_polled_without_its_text(editor, queued_task):
     html = editor.get(detail_url(queued_task)).content.decode()
     assert f'data-live-url="{detail_url(queued_task)}state.json"' in html
     assert f'data-signature="{state["signature"]}"' in html
+
+
+def test_the_profile_language_wins_and_hides_the_switch(editor, reviewer, hinted_task):
+    from governance.models import UserProfile
+
+    assert 'id="language-select"' in editor.get(detail_url(hinted_task)).content.decode()
+    UserProfile.objects.create(user=reviewer, language="de")
+    html = editor.get(detail_url(hinted_task), HTTP_ACCEPT_LANGUAGE="en").content.decode()
+    assert '<html lang="de"' in html and "Annehmen" in html
+    assert 'id="language-select"' not in html

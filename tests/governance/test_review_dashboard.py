@@ -13,7 +13,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from governance.models import Configuration, GovernanceEvent, Task, UsageDay
+from governance.models import Configuration, GovernanceEvent, Task, UsageDay, set_links
 from governance.review import dashboard
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
     blocked_task, desk_policy, editor, field_task, hinted_task, outsider, queued_task, reviewer,
@@ -40,8 +40,7 @@ RULE = {"number": 2, "line": "Never promise delivery dates.", "snippet": "house-
 def history(desk_policy, hinted_task, blocked_task, field_task, queued_task):
     desk, legal = desk_policy
     judge = Configuration.objects.create(identifier="desk-judge", provider=desk.provider, model="judge")
-    desk.rule_judges = ["desk-judge"]
-    desk.save()
+    set_links(desk, "rule_judges", [judge])
     # Today: one screening blocked by a term (two events, one screening), one with a judged rule,
     # one whose judge timed out, and a review.
     event("blocked", "term_list", {"list": "Competitors", "terms": ["Acme"], "missing": []}, correlation="s1")
