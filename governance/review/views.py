@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from governance import queue
 from governance.errors import Conflict
 from governance.messages import reason_text
-from governance.models import Task
+from governance.models import Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
 from governance.review.forms import EditForm, QueueFilter
@@ -141,7 +141,16 @@ def _detail_context(task: Task, edit_form=None, edit_error: str = "") -> dict:
         "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
         "outcome": _outcome_names().get(task.outcome, task.outcome),
+        "from_demo_provider": _answered_by_demo(task),
     }
+
+
+def _answered_by_demo(task: Task) -> bool:
+    """Whether the answer came from a demo provider (litellm's mock_response, no model): say so."""
+    from judging.llm import DEMO_ROUTE
+
+    provider = (task.completion or {}).get("provider") if isinstance(task.completion, dict) else None
+    return bool(provider) and Provider.objects.filter(name=provider, route=DEMO_ROUTE).exists()
 
 
 @require_GET

@@ -282,3 +282,14 @@ def test_the_profile_language_wins_and_hides_the_switch(editor, reviewer, hinted
     html = editor.get(detail_url(hinted_task), HTTP_ACCEPT_LANGUAGE="en").content.decode()
     assert '<html lang="de"' in html and "Annehmen" in html
     assert 'id="language-select"' not in html
+
+
+def test_the_page_says_when_the_demo_provider_answered(editor, hinted_task):
+    from governance.models import Provider
+
+    note = "comes from the demo provider"
+    assert note not in editor.get(detail_url(hinted_task)).content.decode()
+    Provider.objects.create(name="demo-echo-no-model", route="demo", trust_zone="local")
+    Task.objects.filter(pk=hinted_task.pk).update(
+        completion={"provider": "demo-echo-no-model", "model": "echo", "usage": {}, "cost": 0.0})
+    assert note in editor.get(detail_url(hinted_task)).content.decode()
