@@ -161,7 +161,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+# The editors' login (SPEC §10): Django's LoginView, which non-staff editors can use. The admin
+# keeps its own login page for /admin/.
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/review/"
 
 # --- Logins that resist guessing (issue 11): django-axes on every Django login ---
 # The axes backend comes first, so every authenticate(request, ...) -- the admin's login, /accounts/login/
