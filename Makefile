@@ -25,6 +25,7 @@ test: install
 bench: install
 	$(PY) benchmarks/termlists.py
 	$(PY) benchmarks/judging.py
+	$(PY) benchmarks/gateway.py
 
 schema: install
 	GAVEL_TESTING=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null

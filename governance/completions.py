@@ -140,6 +140,28 @@ def _raise_chain_failure(errors: list) -> None:
     raise ProviderFailed(_("Every provider of the chain failed."))
 
 
+def sampling(candidate: Configuration, options: dict) -> dict:
+    """The keyword arguments of one model call to `candidate`.
+
+    `temperature` / `max_tokens` in the options are the caller's last word (a judge asks for 0).
+    `client_temperature` / `client_max_tokens` are what an outside client asked for (the OpenAI
+    gateway, SPEC §11.5): the configuration's temperature replaces it where it sets one, and the
+    configuration's max_tokens caps it.
+    """
+    kwargs = {k: v for k, v in options.items() if k not in _SAMPLING_KEYS}
+    temperature = options.get("temperature", candidate.temperature)
+    if temperature is None:
+        temperature = options.get("client_temperature")
+    limit = options.get("max_tokens", candidate.max_tokens)
+    asked = options.get("client_max_tokens")
+    if asked is not None:
+        limit = min(asked, limit) if limit else asked
+    return {**kwargs, "temperature": temperature, "max_tokens": limit}
+
+
+_SAMPLING_KEYS = ("temperature", "max_tokens", "client_temperature", "client_max_tokens")
+
+
 def call_model(configuration: Configuration, messages: list[dict], *, correlation_id: str, actor: str,
                timeout_cap: float | None = None, own_system_prompt: bool = True, **options):
     """Ask the configuration, falling back on connection errors, timeouts, 429 and 5xx only.
@@ -155,9 +177,7 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
         return complete(
             target,
             _messages_for(candidate, messages) if own_system_prompt else list(messages),
-            temperature=options.get("temperature", candidate.temperature),
-            max_tokens=options.get("max_tokens", candidate.max_tokens),
-            **{k: v for k, v in options.items() if k not in ("temperature", "max_tokens")},
+            **sampling(candidate, options),
         )
 
     return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
@@ -313,10 +333,8 @@ def open_stream(call: PreparedCall):
                                     correlation_id=call.correlation_id, actor=call.actor)
             continue
         try:
-            handle = stream(
-                model_target(candidate), _messages_for(candidate, call.messages),
-                temperature=candidate.temperature, max_tokens=candidate.max_tokens, **call.options,
-            )
+            handle = stream(model_target(candidate), _messages_for(candidate, call.messages),
+                            **sampling(candidate, call.options))
             iterator = iter(handle)
             first = next(iterator, None)
         except ProviderError as exc:
@@ -330,6 +348,13 @@ def open_stream(call: PreparedCall):
 
 def stream_events(call: PreparedCall, opened=None):
     """Yield the SSE events of one streamed completion; `done` is always last."""
+    for name, data in stream_steps(call, opened):
+        yield sse(name, data)
+
+
+def stream_steps(call: PreparedCall, opened=None):
+    """Yield (event name, data) of one streamed completion, `done` always last: one run for
+    every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
     from governance.escalation import screen_generated
     from governance.redaction import StreamRedactor
     from judging.llm import ProviderError
@@ -347,11 +372,11 @@ def stream_events(call: PreparedCall, opened=None):
             if not held:
                 safe = redactor.feed(delta)
                 if safe:
-                    yield sse("delta", {"text": safe})
+                    yield "delta", {"text": safe}
         if not held:
             rest = redactor.flush()
             if rest:
-                yield sse("delta", {"text": rest})
+                yield "delta", {"text": rest}
         reply = handle.reply
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
@@ -368,25 +393,25 @@ def stream_events(call: PreparedCall, opened=None):
         else:
             logger.exception("screening a stream failed (request %s)", call.correlation_id)
             code, message = "server_error", _("Gavel could not finish screening the stream; it has been logged.")
-        yield sse("error", {"error": {"code": code, "message": message, "fields": {}}})
-        yield sse("done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings)))
+        yield "error", {"error": {"code": code, "message": message, "fields": {}}}
+        yield "done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings))
         return
     body = screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     text = body.pop("text", None)
     if held:
         if screening.block is not None:
-            yield sse("blocked", {"block": body["block"]})
+            yield "blocked", {"block": body["block"]}
         else:
-            yield sse("delta", {"text": text or ""})
+            yield "delta", {"text": text or ""}
     else:
         if body["hints"]:
-            yield sse("hints", {"hints": body["hints"]})
+            yield "hints", {"hints": body["hints"]}
         if screening.block is not None:
             # A live stream that is stopped at the end (a tool run whose write was
             # refused): its proposed tool calls are not returned, and it says so.
-            yield sse("blocked", {"block": body["block"]})
-    yield sse("done", body)
+            yield "blocked", {"block": body["block"]}
+    yield "done", body
 
 
 def _unfinished_stream_body(call: PreparedCall, served: Configuration, held: bool, *, redacted: bool) -> dict:

@@ -1,10 +1,12 @@
-"""Request ids on every response, and JSON errors instead of HTML pages under /api/ and /healthz."""
+"""Request ids on every response, and JSON errors instead of HTML pages under /api/, /openai/ and /healthz."""
 import logging
 import re
 import uuid
 
 from django.core.exceptions import SuspiciousOperation
 from django.http import JsonResponse
+
+from governance.openai.errors import openai_error
 
 logger = logging.getLogger("gavel.request")
 _SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
@@ -26,15 +28,18 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
 
 
 def is_json_path(path: str) -> bool:
-    """Paths whose every answer, errors included, is JSON (SPEC §11.1)."""
-    return path.startswith("/api/") or path.startswith("/healthz")
+    """Paths whose every answer, errors included, is JSON (SPEC §11.1, §11.5)."""
+    return path.startswith(("/api/", "/healthz", "/openai/"))
 
 
-def error_response(status: int) -> JsonResponse:
-    """The one error shape for an HTTP status, with a generic message."""
+def error_response(status: int, path: str = "") -> JsonResponse:
+    """The one error shape for an HTTP status, with a generic message; OpenAI's under /openai/ (§11.5)."""
     fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
     code, message = HTTP_ERRORS.get(status, fallback)
-    return JsonResponse(error_body(code, message), status=status)
+    body = error_body(code, message)
+    if path.startswith("/openai/"):
+        body = openai_error(status, body["error"])
+    return JsonResponse(body, status=status)
 
 
 class RequestIDMiddleware:
@@ -68,21 +73,21 @@ class RequestIDMiddleware:
         except SuspiciousOperation as exc:
             logger.warning("refused %s on %s (request %s): %s", type(exc).__name__, request.path, request.request_id,
                            exc)
-            return error_response(400)
+            return error_response(400, request.path)
         except Exception:
             logger.exception("unhandled error on %s (request %s)", request.path, request.request_id)
-            return error_response(500)
+            return error_response(500, request.path)
         if response.status_code < 400 or response.get("Content-Type", "").startswith("application/json"):
             return response
         if response.status_code >= 500:
             # Django has logged the trace (logger django.request); this line ties it to the request id.
             logger.error("server error %d on %s (request %s)", response.status_code, request.path,
                          request.request_id)
-        return error_response(response.status_code)
+        return error_response(response.status_code, request.path)
 
 
 class JSONErrorMiddleware:
-    """Under /api/ and /healthz, an error raised in a view is a JSON 500 with no trace, DEBUG or not."""
+    """Under the JSON paths, an error raised in a view is a JSON 500 with no trace, DEBUG or not."""
 
     def __init__(self, get_response):
         self.get_response = get_response
@@ -94,4 +99,4 @@ class JSONErrorMiddleware:
         if not is_json_path(request.path):
             return None
         logger.exception("unhandled error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
-        return error_response(500)
+        return error_response(500, request.path)

@@ -1,4 +1,4 @@
-"""URL map: admin, REST API v1, review UI, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI, health check."""
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
@@ -26,6 +26,7 @@ urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
+    path("openai/v1/", include(("governance.openai.urls", "openai"))),
 ]
 
 handler400 = "governance.api.errors.bad_request"

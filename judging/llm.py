@@ -216,6 +216,8 @@ def _call_kwargs(
     max_tokens: int | None,
     response_format: Mapping[str, Any] | None,
     tools: Sequence[Mapping[str, Any]] | None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    user: str | None = None,
 ) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model_string(target),
@@ -241,6 +243,10 @@ def _call_kwargs(
         kwargs["response_format"] = dict(response_format)
     if tools:
         kwargs["tools"] = [dict(tool) for tool in tools]
+        if tool_choice is not None:
+            kwargs["tool_choice"] = tool_choice if isinstance(tool_choice, str) else dict(tool_choice)
+    if user:
+        kwargs["user"] = user
     return kwargs
 
 
@@ -266,11 +272,13 @@ def complete(
     max_tokens: int | None = None,
     response_format: Mapping[str, Any] | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    user: str | None = None,
 ) -> ModelReply:
     """Ask the target once and return the whole answer; raise ``ProviderError``."""
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
-    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools)
+    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
     started = time.monotonic()
     try:
         response = litellm.completion(**kwargs)
@@ -306,6 +314,8 @@ def stream(
     max_tokens: int | None = None,
     response_format: Mapping[str, Any] | None = None,
     tools: Sequence[Mapping[str, Any]] | None = None,
+    tool_choice: str | Mapping[str, Any] | None = None,
+    user: str | None = None,
 ) -> StreamHandle:
     """Open a streamed answer.
 
@@ -317,7 +327,7 @@ def stream(
     """
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
-    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools)
+    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
     kwargs["stream"] = True
     if _supports_stream_usage(litellm, target):
         kwargs["stream_options"] = {"include_usage": True}

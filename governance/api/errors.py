@@ -105,19 +105,25 @@ def exception_handler(exc, context):
 
 
 # Django's own error views (handler400 ... handler500 in governance/urls.py): the one
-# error shape under /api/ and /healthz, Django's pages everywhere else.
+# error shape under /api/, /openai/ and /healthz, Django's pages everywhere else.
 
 
 def bad_request(request, exception):
-    return error_response(400) if is_json_path(request.path) else defaults.bad_request(request, exception)
+    if is_json_path(request.path):
+        return error_response(400, request.path)
+    return defaults.bad_request(request, exception)
 
 
 def permission_denied(request, exception):
-    return error_response(403) if is_json_path(request.path) else defaults.permission_denied(request, exception)
+    if is_json_path(request.path):
+        return error_response(403, request.path)
+    return defaults.permission_denied(request, exception)
 
 
 def page_not_found(request, exception):
-    return error_response(404) if is_json_path(request.path) else defaults.page_not_found(request, exception)
+    if is_json_path(request.path):
+        return error_response(404, request.path)
+    return defaults.page_not_found(request, exception)
 
 
 def server_error(request):
@@ -125,4 +131,4 @@ def server_error(request):
         return defaults.server_error(request)
     # Django has logged the trace (logger django.request); this line ties it to the request id.
     logger.error("server error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
-    return error_response(500)
+    return error_response(500, request.path)

@@ -11,6 +11,7 @@ from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -26,6 +27,14 @@ ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (40
 
 def reader_language(request) -> str:
     return translation.get_language() or settings.LANGUAGE_CODE
+
+
+class AnyAccept(DefaultContentNegotiation):
+    """JSON (or an event stream) whatever the client's Accept says: SSE libraries and OpenAI clients
+    send Accept headers of their own, and a stream is never refused for them (SPEC §8.1)."""
+
+    def select_renderer(self, request, renderers, format_suffix=None):
+        return renderers[0], renderers[0].media_type
 
 
 class GavelAPIView(APIView):
@@ -82,6 +91,8 @@ class ScreeningsView(GavelAPIView):
 
 
 class CompletionsView(GavelAPIView):
+    content_negotiation_class = AnyAccept
+
     @extend_schema(
         request=serializers.CompletionRequestSerializer,
         responses={

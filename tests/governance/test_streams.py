@@ -289,3 +289,11 @@ def test_a_held_stream_that_breaks_off_is_blocked_with_a_reason_and_no_text(api,
     assert done["outcome"] == "blocked"
     assert done["block"]["check"] == "stream" and done["block"]["stored_message"]
     assert "tool_calls" not in done and "text" not in done
+
+
+def test_a_stream_asked_for_with_accept_event_stream_is_served(api, provider_server):
+    # SSE client libraries send `Accept: text/event-stream`; SPEC §8.1: served the same way, never refused.
+    provider_server.script([{"stream_chunks": ["Calm", " seas."]}])
+    response = api.post("/api/v1/completions", {"configuration": "newsroom", "messages": USER, "stream": True},
+                        format="json", HTTP_ACCEPT="text/event-stream")
+    assert "".join(deltas(events_of(response))) == "Calm seas."
