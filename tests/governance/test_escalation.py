@@ -211,3 +211,14 @@ def test_a_queued_task_still_unverified_after_escalation_is_blocked_in_block_mod
     assert models_asked(provider_server) == ["test-model", "strong-model"]
     assert (task["status"], task["verification"]["status"]) == ("blocked", "unverified")
     assert "Results are guaranteed" not in task["block"]["stored_message"]  # a stored refusal holds no passage
+
+
+def test_the_openai_gateway_escalates_as_a_completion_does(api, escalating, provider_server):
+    set_mode(escalating, "report")
+    answers(provider_server, VIOLATING, CLEAN)
+    response = api.post("/openai/v1/chat/completions", {"model": "newsroom", "messages": MESSAGES}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert models_asked(provider_server) == ["test-model", "strong-model"]
+    assert body["choices"][0]["message"]["content"] == CLEAN
+    assert body["gavel"]["completion"]["escalated_from"] == "newsroom"
