@@ -14,6 +14,7 @@ from django.contrib.auth import get_user_model
 from governance import queue
 from governance.models import Configuration, GovernanceEvent, Task
 from termlists.models import TermList
+from tests.snippets.conftest import rules  # noqa: F401  (fixture)
 
 LONG = ("The new planning tool finds a free hour for the whole team, books a room that fits and sends the "
         "agenda before the meeting starts, so nobody has to ask twice and every week keeps its shape.")
@@ -429,3 +430,25 @@ def test_tasks_are_read_only_for_staff_in_the_admin(client, submit):
     assert Task.objects.filter(pk=body["id"]).exists()
     client.force_login(get_user_model().objects.create_user("reader"))
     assert client.get("/admin/governance/task/").status_code == 302  # not staff: the admin login
+
+
+def test_a_task_escalates_once_when_its_verification_fails(api, submit, eager, provider_server, configuration,
+                                                          provider, rules):
+    """Tasks generate through the completion service, escalation included (SPEC §6.6, §10)."""
+    from snippets.services import forget_compiled
+    from tests.governance.test_escalation import CLEAN, VIOLATING, answers, models_asked
+    from tests.snippets.conftest import set_mode
+
+    forget_compiled()
+    strong = Configuration.objects.create(identifier="newsroom-strong", provider=provider, model="strong-model")
+    configuration.escalation = strong
+    configuration.save()
+    set_mode(configuration, "block")
+    answers(provider_server, VIOLATING, CLEAN)
+    body = submit(task_body()).json()
+    assert models_asked(provider_server) == ["test-model", "strong-model"]
+    assert body["status"] == "ready" and body["text"] == CLEAN
+    assert body["verification"]["status"] == "verified"
+    assert body["completion"]["escalated_from"] == "newsroom"
+    assert GovernanceEvent.objects.filter(decision="escalated").count() == 1
+    forget_compiled()
