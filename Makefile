@@ -25,6 +25,7 @@ test: install
 bench: install
 	$(PY) benchmarks/termlists.py
 	$(PY) benchmarks/judging.py
+	$(PY) benchmarks/patterns.py
 	$(PY) benchmarks/gateway.py
 
 schema: install

@@ -19,6 +19,7 @@ CITATION_CHECK = "citations"
 # A block message quotes at most this much of a passage; the hint keeps it whole.
 QUOTE_LIMIT = 200
 UNKNOWN_RULE = "unknown_rule"
+_UNREAD = object()
 
 
 @dataclass
@@ -26,6 +27,8 @@ class _State:
     """What the two steps learn about one screening; `verification` is rendered from it."""
 
     in_set: set[str] = field(default_factory=set)  # identifiers the pattern step enforced
+    library: patterns.Library | None = None  # read once per screening, for both steps
+    text: object = None  # the judged text, once read (_UNREAD until then)
     entries: list[dict] = field(default_factory=list)
     failed: bool = False  # a rule was violated, a citation unknown, or a check could not run
 
@@ -54,7 +57,7 @@ class _Item:
 def _state(screening) -> _State:
     state = getattr(screening, "_patterns", None)
     if state is None:
-        state = screening._patterns = _State()
+        state = screening._patterns = _State(text=_UNREAD)
     return state
 
 
@@ -79,7 +82,10 @@ def _text_or_skip(screening, check: str):
     if not _configurations(screening):
         screening.check(check, "skipped", "mode_off")
         return None
-    text = screening.judged_text()
+    state = _state(screening)
+    if state.text is _UNREAD:  # counting the words of a long text costs: once for both steps
+        state.text = screening.judged_text()
+    text = state.text
     if text is None:
         screening.check(check, "skipped", "not_finished_text")
     return text
@@ -94,7 +100,7 @@ def check_pattern_rules(screening) -> None:
     state = _state(screening)
     configurations = _configurations(screening)
     try:
-        library = services.library()
+        library = _library(state)
         owner: dict[str, tuple] = {}
         for configuration in configurations:
             for rule in library.tagged(_tags(configuration.rule_tags)):
@@ -129,7 +135,7 @@ def check_citations(screening) -> None:
         _settle(screening, state)
         return
     try:
-        library = services.library()
+        library = _library(state)
         timeout = services.pattern_timeout()
         prose = patterns.without_citations(text)
         items = []
@@ -153,6 +159,12 @@ def check_citations(screening) -> None:
         _settle(screening, state)
         return
     _enforce(screening, state, CITATION_CHECK, items, text)
+
+
+def _library(state: _State) -> patterns.Library:
+    if state.library is None:
+        state.library = services.library()
+    return state.library
 
 
 def _evaluate(rule, text: str, prose: str, timeout: float) -> patterns.Verdict:

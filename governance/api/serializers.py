@@ -209,9 +209,18 @@ class BlockSerializer(serializers.Serializer):
     stored_message = serializers.CharField()
 
 
+class VerificationEntrySerializer(serializers.Serializer):
+    check = serializers.ChoiceField(choices=["pattern_rules", "citations"])
+    rule = serializers.CharField(help_text="The pattern rule's identifier (or the unknown one a text cites).")
+    result = serializers.ChoiceField(choices=["passed", "violated", "no_verdict"])
+    reason = serializers.CharField(required=False, help_text=(
+        "no_verdict: the rule's no_verdict_reason, or timeout / error when its check could not run; "
+        "violated: unknown_rule for a citation of no active rule."))
+
+
 class VerificationSerializer(serializers.Serializer):
     status = serializers.ChoiceField(choices=["verified", "unverified", "not_applicable"])
-    checks = serializers.ListField(child=serializers.DictField())
+    checks = VerificationEntrySerializer(many=True)
 
 
 class ScreeningResponseSerializer(serializers.Serializer):

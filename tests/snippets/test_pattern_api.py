@@ -239,3 +239,12 @@ def test_unverified_when_a_rule_of_the_set_is_violated(api, configuration, rules
     assert body["verification"]["status"] == "unverified"
     assert {"check": "pattern_rules", "rule": "style.no-click-here", "result": "violated"} in \
         body["verification"]["checks"]
+
+
+def test_messages_are_in_the_readers_language(api, configuration, rules):
+    set_mode(configuration, "block")
+    response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": VIOLATING}, format="json",
+                        HTTP_ACCEPT_LANGUAGE="de")
+    block = response.json()["block"]
+    assert block["message"].startswith("Musterregel legal.no-guarantee („Never call an outcome guaranteed.“) "
+                                       "wird verletzt durch: „GUARANTEED“.")
