@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 
 from governance import services
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
-from governance.models import Configuration, PolicyVersion, UsageDay
+from governance.models import Configuration, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, write_events
 
 logger = logging.getLogger("gavel.completions")
@@ -70,11 +70,17 @@ def claim_request(configuration: Configuration):
     return day if rows.update(requests=F("requests") + 1) else None
 
 
-def _count_usage(configuration: Configuration, day, tokens: int, cost: float) -> None:
-    """Add tokens and cost to the day the request was counted on (not the day it ended)."""
+def _count_usage(configuration: Configuration, day, tokens: int, cost: float, latency_ms: float = 0.0) -> None:
+    """Add tokens, cost and latency to the day the request was counted on (not the day it ended)."""
     UsageDay.objects.filter(configuration=configuration, day=day).update(
-        tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6)))
+        tokens=F("tokens") + max(tokens, 0), cost=F("cost") + Decimal(str(round(cost, 6))),
+        latency_ms=F("latency_ms") + max(round(latency_ms), 0),
     )
+
+
+def _count_failure(configuration: Configuration, day) -> None:
+    """A counted request whose provider failed (error or timeout): the dashboard's failure rate."""
+    UsageDay.objects.filter(configuration=configuration, day=day).update(failures=F("failures") + 1)
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:
@@ -200,33 +206,41 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
-    for candidate in chain_of(configuration):
-        left = None
-        if deadline is not None:
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise ProviderTimedOut(_("Every provider of the chain timed out."))
-        day = claim_request(candidate)
-        if day is None:
-            if candidate is configuration:
-                # Refused before any provider is asked (SPEC §2.2).
-                raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
-                                    correlation_id=correlation_id, actor=actor)
-            continue  # a fallback over its own cap is skipped
-        try:
-            reply = ask(candidate, model_target(candidate, left))
-        except ProviderError as exc:
-            logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
-            errors.append(exc)
-            if not exc.retryable:
-                raise ProviderFailed(
-                    _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
-                    retryable=False,
-                ) from exc
-            continue
-        _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost)
-        return reply, candidate
-    _raise_chain_failure(errors)
+    # Calls whose provider failed, counted on their usage rows once the chain is done: the write
+    # never eats into the time a fallback has left.
+    failed: list[tuple] = []
+    try:
+        for candidate in chain_of(configuration):
+            left = None
+            if deadline is not None:
+                left = deadline - time.monotonic()
+                if left <= 0:
+                    raise ProviderTimedOut(_("Every provider of the chain timed out."))
+            day = claim_request(candidate)
+            if day is None:
+                if candidate is configuration:
+                    # Refused before any provider is asked (SPEC §2.2).
+                    raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
+                                        correlation_id=correlation_id, actor=actor)
+                continue  # a fallback over its own cap is skipped
+            try:
+                reply = ask(candidate, model_target(candidate, left))
+            except ProviderError as exc:
+                logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+                failed.append((candidate, day))
+                errors.append(exc)
+                if not exc.retryable:
+                    raise ProviderFailed(
+                        _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
+                        retryable=False,
+                    ) from exc
+                continue
+            _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
+            return reply, candidate
+        _raise_chain_failure(errors)
+    finally:
+        for candidate, day in failed:
+            _count_failure(candidate, day)
 
 
 # --- the completion endpoint ---
@@ -251,6 +265,7 @@ class PreparedCall:
             configuration=self.configuration, also=self.also, kind=self.kind, offers_tools=bool(self.tools),
             read_tools=self.read_tools, served_by=served_by, site=self.site, language=self.language,
             actor=self.actor, reader_language=self.reader_language, correlation_id=self.correlation_id,
+            policy_version=self.policy_version,
         )
 
 
@@ -271,7 +286,7 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
         tools=data.get("tools") or [], read_tools=frozenset(data.get("read_tools") or ()),
         kind=data.get("kind", "completion"), site=data.get("site", ""), language=data.get("language", ""),
         actor=actor, reader_language=reader_language, correlation_id=correlation_id,
-        policy_version=PolicyVersion.current(), options=options,
+        policy_version=services.policy_version_of([configuration, *also]), options=options,
     )
 
 
@@ -336,6 +351,7 @@ def open_stream(call: PreparedCall):
             iterator = iter(handle)
             first = next(iterator, None)
         except ProviderError as exc:
+            _count_failure(candidate, day)
             errors.append(exc)
             if not exc.retryable:
                 raise ProviderFailed(_("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}) from exc
@@ -376,7 +392,7 @@ def stream_steps(call: PreparedCall, opened=None):
             if rest:
                 yield "delta", {"text": rest}
         reply = handle.reply
-        _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost)
+        _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
         result = screen_generated(call, Output(text="".join(parts), tool_calls=_tool_calls(reply)), reply, served,
                                   facts, live=not held)
@@ -387,6 +403,7 @@ def stream_steps(call: PreparedCall, opened=None):
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
             logger.warning("stream failed after it started: %s", exc.reason)
+            _count_failure(served, day)
             code, message = ("provider_timeout" if timed_out else "provider_error"), _("The provider stopped while streaming.")
         else:
             logger.exception("screening a stream failed (request %s)", call.correlation_id)

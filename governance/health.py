@@ -1,4 +1,8 @@
-"""GET /healthz: the database and the broker are reachable (SPEC §11.4).
+"""GET /healthz: the database and the broker are reachable (SPEC §11.4), and how the cache is.
+
+503 when the database or the broker is down. A cache that is down is reported and makes the status
+`degraded` with a 200: screenings still run (the throttle counts in process memory meanwhile), so a
+load balancer should keep the instance.
 
 Kept light on purpose: nothing on this path imports litellm or Celery.
 """
@@ -40,8 +44,23 @@ def _broker() -> dict:
     return {"ok": True, "mode": "redis", "ms": round((time.monotonic() - started) * 1000, 1)}
 
 
+def _cache() -> dict:
+    from django.core.cache import cache
+
+    backend = settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1]
+    started = time.monotonic()
+    try:
+        cache.set("gavel:healthz", 1, 10)
+        if cache.get("gavel:healthz") != 1 and backend != "DummyCache":
+            return {"ok": False, "backend": backend, "error": "not_stored"}
+    except Exception as exc:
+        return {"ok": False, "backend": backend, "error": type(exc).__name__}
+    return {"ok": True, "backend": backend, "ms": round((time.monotonic() - started) * 1000, 1)}
+
+
 def healthz(request):
-    database, broker = _database(), _broker()
+    database, broker, cache = _database(), _broker(), _cache()
     ok = database["ok"] and broker["ok"]
-    return JsonResponse({"status": "ok" if ok else "unavailable", "database": database, "broker": broker},
+    status = ("ok" if cache["ok"] else "degraded") if ok else "unavailable"
+    return JsonResponse({"status": status, "database": database, "broker": broker, "cache": cache},
                         status=200 if ok else 503)

@@ -20,7 +20,10 @@ HTTP_ERRORS = {
     404: ("not_found", "No such endpoint."),
     413: ("too_large", "The request body is too large."),
     500: ("server_error", SERVER_ERROR_MESSAGE),
+    503: ("unavailable", "A service Gavel needs is unreachable; try again shortly."),
 }
+# Seconds a client is asked to wait after a 503 (the database unreachable, e.g. restarting).
+RETRY_AFTER_UNAVAILABLE = 5
 
 
 def error_body(code: str, message: str, fields: dict | None = None) -> dict:
@@ -40,7 +43,17 @@ def error_response(status: int, path: str = "") -> JsonResponse:
     body = error_body(code, message)
     if path.startswith("/openai/"):
         body = openai_error(status, body["error"])
-    return JsonResponse(body, status=status)
+    response = JsonResponse(body, status=status)
+    if status == 503:
+        response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE)
+    return response
+
+
+def is_outage(exc: BaseException) -> bool:
+    """The database could not be reached or dropped the connection: a 503, not a bug (a 500)."""
+    from django.db import InterfaceError, OperationalError
+
+    return isinstance(exc, (OperationalError, InterfaceError))
 
 
 class RequestIDMiddleware:
@@ -75,7 +88,11 @@ class RequestIDMiddleware:
             logger.warning("refused %s on %s (request %s): %s", type(exc).__name__, request.path, request.request_id,
                            exc)
             return error_response(400, request.path)
-        except Exception:
+        except Exception as exc:
+            if is_outage(exc):
+                logger.error("database unreachable on %s (request %s): %s", request.path, request.request_id,
+                             type(exc).__name__)
+                return error_response(503, request.path)
             logger.exception("unhandled error on %s (request %s)", request.path, request.request_id)
             return error_response(500, request.path)
         if response.status_code < 400 or response.get("Content-Type", "").startswith("application/json"):
@@ -99,6 +116,10 @@ class JSONErrorMiddleware:
     def process_exception(self, request, exception):
         if not is_json_path(request.path):
             return None
+        if is_outage(exception):
+            logger.error("database unreachable on %s (request %s): %s", request.path,
+                         getattr(request, "request_id", "-"), type(exception).__name__)
+            return error_response(503, request.path)
         logger.exception("unhandled error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
         return error_response(500, request.path)
 

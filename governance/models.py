@@ -460,6 +460,10 @@ class UsageDay(models.Model):
     requests = models.PositiveIntegerField(default=0)
     tokens = models.PositiveBigIntegerField(default=0)
     cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    # For the dashboard (SPEC §10: judge failure rate and latency): calls whose provider failed
+    # (errors, timeouts), and the summed latency of the calls that answered.
+    failures = models.PositiveIntegerField(default=0)
+    latency_ms = models.PositiveBigIntegerField(default=0)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["configuration", "day"], name="usage_day_unique")]

@@ -66,6 +66,9 @@ class CallFacts:
     # The term lists' scope rows, when deciding whether to hold a stream already read them for this
     # call (termlists.services.any_list_applies): the screening then reuses them, one query per call.
     term_list_rows: list | None = field(default=None, repr=False, compare=False)
+    # The policy version read with the configurations: what is cached per version (the term lists in
+    # scope) is looked up by it without a query of its own.
+    policy_version: int | None = field(default=None, compare=False)
     # The answer may be replaced by an escalation (SPEC §6.6, governance/escalation.py): while its
     # verification fails, no judge is asked about it and its events are left to the escalation.
     escalates: bool = False

@@ -1,6 +1,7 @@
 """Business steps behind the API, commands and admin: turn requests into screenings."""
 from datetime import datetime
 
+from django.db.models import Exists, OuterRef, Subquery
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
@@ -9,9 +10,19 @@ from governance.screening import CallFacts, Output, ToolCall, run_pipeline
 
 
 def resolve_configurations(identifier: str | None, also: list[str], consumer: Consumer | None):
-    """Fetch the named configurations: 404 for an unknown one, 403 for one not granted."""
+    """Fetch the named configurations: 404 for an unknown one, 403 for one not granted.
+
+    One query reads the configurations, whether the consumer was granted each, and the policy version
+    (as `policy_version` on each): the hot path of every screening (docs/operations.md).
+    """
     names = [n for n in [identifier, *also] if n]
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
+    query = Configuration.objects.select_related("provider").filter(identifier__in=names).annotate(
+        policy_version=Subquery(PolicyVersion.objects.filter(pk=1).values("value")[:1]),
+    )
+    if consumer is not None:
+        grants = Consumer.configurations.through.objects.filter(consumer_id=consumer.pk, configuration_id=OuterRef("pk"))
+        query = query.annotate(granted=Exists(grants))
+    found = {c.identifier: c for c in query} if names else {}
     for field, values in (("configuration", [identifier] if identifier else []), ("also", also)):
         missing = [n for n in values if n not in found]
         if missing:
@@ -20,14 +31,21 @@ def resolve_configurations(identifier: str | None, also: list[str], consumer: Co
                 code="unknown_configuration", fields={field: [_("Unknown configuration: %s") % n for n in missing]},
             )
     if consumer is not None:
-        granted = set(consumer.configurations.filter(identifier__in=names).values_list("identifier", flat=True))
-        refused = [n for n in names if n not in granted]
+        refused = [n for n in names if not found[n].granted]
         if refused:
             raise NotGranted(
                 _("This consumer was not granted: %(names)s") % {"names": ", ".join(refused)}, code="not_granted"
             )
     main = found.get(identifier) if identifier else None
     return main, [found[n] for n in also]
+
+
+def policy_version_of(configurations) -> int:
+    """The policy version read with these configurations (resolve_configurations), or read now."""
+    for configuration in configurations:
+        if configuration is not None and hasattr(configuration, "policy_version"):
+            return configuration.policy_version or 1  # no row yet: never bumped, version 1
+    return PolicyVersion.current()
 
 
 def resolve_provider(name: str | None) -> Provider | None:
@@ -56,12 +74,12 @@ def screen(data: dict, *, consumer: Consumer | None, actor: str, reader_language
     )
     if correlation_id:
         facts.correlation_id = correlation_id
+    version = facts.policy_version = policy_version_of([configuration, *also])
     output = Output(
         text=data["text"],
         format=data.get("format", "text"),
         tool_calls=[ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id")) for c in data.get("tool_calls") or []],
     )
-    version = PolicyVersion.current()
     return run_pipeline(output, facts), version
 
 

@@ -127,7 +127,11 @@ TEMPLATES = [
 DATABASES = {
     "default": dj_database_url.parse(
         os.environ.get("DATABASE_URL") or f"sqlite:///{BASE_DIR / 'gavel.sqlite3'}",
-        conn_max_age=env_int("GAVEL_DB_CONN_MAX_AGE", 0),
+        # Persistent connections (a new PostgreSQL connection per request halves throughput), each
+        # checked before a request reuses it, so a restarted server costs one failed check, not an error.
+        # Behind PgBouncer in transaction mode, 0 lets PgBouncer do the pooling (docs/operations.md).
+        conn_max_age=env_int("GAVEL_DB_CONN_MAX_AGE", 60),
+        conn_health_checks=True,
     )
 }
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
@@ -157,7 +161,10 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
-LOGIN_URL = "/admin/login/"
+# The editors' login (SPEC §10): Django's LoginView, which non-staff editors can use. The admin
+# keeps its own login page for /admin/.
+LOGIN_URL = "/accounts/login/"
+LOGIN_REDIRECT_URL = "/review/"
 
 # --- Logins that resist guessing (issue 11): django-axes on every Django login ---
 # The axes backend comes first, so every authenticate(request, ...) -- the admin's login, /accounts/login/
@@ -203,6 +210,7 @@ REST_FRAMEWORK = {
     "DEFAULT_THROTTLE_CLASSES": ["governance.api.auth.ConsumerRateThrottle"],
     "DEFAULT_PARSER_CLASSES": ["governance.api.parsers.BodyParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_CONTENT_NEGOTIATION_CLASS": "governance.api.negotiation.AnyAccept",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "governance.api.errors.exception_handler",
     "UNAUTHENTICATED_USER": None,
@@ -220,6 +228,7 @@ SPECTACULAR_SETTINGS = {
     "POSTPROCESSING_HOOKS": [
         "drf_spectacular.hooks.postprocess_schema_enums",
         "governance.api.schema.natural_component_names",
+        "governance.api.schema.complete_responses",
     ],
     "ENUM_NAME_OVERRIDES": {
         "ScreeningKindEnum": "governance.screening.KINDS",
@@ -250,6 +259,20 @@ GAVEL_TASK_LEASE_MARGIN_SECONDS = env_int("GAVEL_TASK_LEASE_MARGIN_SECONDS", 30)
 GAVEL_TASK_MAX_ATTEMPTS = env_int("GAVEL_TASK_MAX_ATTEMPTS", 4)
 GAVEL_TASK_RETRY_BASE_SECONDS = env_int("GAVEL_TASK_RETRY_BASE_SECONDS", 5)
 GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)
+
+# --- Behind TLS (GAVEL_HTTPS=1): one switch for a deployment whose proxy terminates HTTPS. ---
+# The proxy must set X-Forwarded-Proto (and strip it from clients); /healthz stays reachable over plain
+# HTTP so a load balancer's probe is not redirected. `manage.py check --deploy` then reports no issue.
+GAVEL_HTTPS = env_bool("GAVEL_HTTPS", False)
+if GAVEL_HTTPS:
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    SECURE_SSL_REDIRECT = True
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SESSION_COOKIE_SECURE = True
+    CSRF_COOKIE_SECURE = True
+    SECURE_HSTS_SECONDS = env_int("GAVEL_HSTS_SECONDS", 31536000)
+    SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("GAVEL_HSTS_INCLUDE_SUBDOMAINS", True)
+    SECURE_HSTS_PRELOAD = env_bool("GAVEL_HSTS_PRELOAD", True)
 
 LOGGING = {
     "version": 1,

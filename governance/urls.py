@@ -1,5 +1,6 @@
-"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI and its login, health check."""
 from django.contrib import admin
+from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
@@ -31,6 +32,12 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.openai.urls", "openai"))),
+    path("review/", include("governance.review.urls")),
+    # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
+    path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),
+         name="login"),
+    path("accounts/logout/", auth_views.LogoutView.as_view(next_page="login"), name="logout"),
+    path("i18n/", include("django.conf.urls.i18n")),
 ]
 
 handler400 = "governance.api.errors.bad_request"

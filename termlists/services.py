@@ -150,6 +150,31 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
     return found
 
 
+# (policy version, configuration ids) -> scope rows, in this process. Every edit of a list, its scope or
+# a configuration bumps the policy version, which each request reads with its configurations
+# (governance.services.resolve_configurations): an entry is only ever used under the version it was
+# read at or a later one, so it is never staler than the version the request read.
+_scope_cache: dict[tuple[int, tuple[int, ...]], list[ScopeRow]] = {}
+SCOPE_CACHE_ENTRIES = 1024
+
+
+def _cached_scope_rows(configuration_ids: list[int], facts) -> list[ScopeRow]:
+    version = getattr(facts, "policy_version", None)
+    if version is None:
+        return _guarded(lambda: _scope_rows(configuration_ids))
+    key = (version, tuple(sorted(configuration_ids)))
+    rows = _scope_cache.get(key)
+    if rows is None:
+        rows = _guarded(lambda: _scope_rows(configuration_ids))
+        # Rows read at a newer version than the request's are filed under theirs.
+        read_at = rows[0].policy_version if rows else version
+        if len(_scope_cache) >= SCOPE_CACHE_ENTRIES or any(k[0] < read_at for k in _scope_cache):
+            for stale in [k for k in _scope_cache if k[0] < read_at or len(_scope_cache) >= SCOPE_CACHE_ENTRIES]:
+                del _scope_cache[stale]
+        _scope_cache[(read_at, key[1])] = rows
+    return rows
+
+
 def lists_for(facts) -> list[ListInScope]:
     """The active lists that apply to the call, by name, each once, with compiled matchers.
 
@@ -159,7 +184,8 @@ def lists_for(facts) -> list[ListInScope]:
     configurations = facts.configurations
     if not configurations:
         return []  # no configuration on a call: no list applies
-    return _guarded(lambda: _load(facts, configurations))
+    # The queries inside are guarded one by one (a cache hit costs no savepoint).
+    return _load(facts, configurations)
 
 
 def _load(facts, configurations) -> list[ListInScope]:
@@ -169,7 +195,7 @@ def _load(facts, configurations) -> list[ListInScope]:
     scopes: dict[int, str] = {}
     rows = facts.term_list_rows
     if rows is None:
-        rows = _scope_rows(list(by_id))
+        rows = _cached_scope_rows(list(by_id), facts)
     if rows:
         _forget_stale(rows[0].policy_version)
     for row in rows:
@@ -190,7 +216,7 @@ def any_list_applies(facts) -> bool:
     configurations = facts.configurations
     if not configurations:
         return False
-    rows = _guarded(lambda: _scope_rows([config.pk for config in configurations]))
+    rows = _cached_scope_rows([config.pk for config in configurations], facts)
     # A held stream is screened next, with these facts: lists_for then reads no scope again.
     facts.term_list_rows = rows
     return any(scope_of(row.site, row.language, facts) for row in rows)
@@ -265,9 +291,10 @@ def _terms_of(list_id: int) -> tuple[str, str]:
 
 
 def forget_compiled() -> None:
-    """Drop every compiled matcher of this process (tests, benchmarks)."""
+    """Drop every compiled matcher and cached scope of this process (tests, benchmarks)."""
     global _pruned_at
     _compiled.clear()
+    _scope_cache.clear()
     _pruned_at = 0
 
 

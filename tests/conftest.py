@@ -72,12 +72,23 @@ def _isolated_cache_and_key(monkeypatch):
     rolled-back SQLite database reuses: start every test with an empty cache.
     The test provider's key variable is set so litellm's OpenAI route sends.
     A request's LocaleMiddleware leaves its language active in the thread (a
-    server's next request activates its own): every test ends in the default."""
+    server's next request activates its own): every test ends in the default.
+    Compiled pattern rules are kept per policy version, and a rolled-back database
+    reuses version numbers: every test starts without them."""
     from django.core.cache import cache
     from django.utils import translation
 
+    from snippets.services import forget_compiled as forget_compiled_patterns
+    from termlists.services import forget_compiled
+
     monkeypatch.setenv("GAVEL_TEST_KEY", "test-key-not-secret")
     cache.clear()
+    # A rolled-back database starts again at policy version 1 (and SQLite reuses ids): what this
+    # process cached per version must not outlive the test.
+    forget_compiled_patterns()
+    forget_compiled()
     yield
     cache.clear()
+    forget_compiled_patterns()
+    forget_compiled()
     translation.deactivate()

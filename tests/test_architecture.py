@@ -14,6 +14,7 @@ LITELLM_DOOR = "judging/llm.py"
 PURE_ENGINES = (
     "termlists/matcher.py", "governance/redaction.py", "governance/text.py", "judging/zones.py", "judging/prompts.py",
     "snippets/patterns.py", "governance/openai/translate.py", "governance/openai/errors.py",
+    "governance/review/passages.py", "governance/review/chart.py",
 )
 # Engines that may appear as the work goes on; each is pure the moment it exists.
 PURE_ENGINE_PATTERNS = ("judging/*verdict*.py", "judging/rulesets_pure.py", "judging/rulesets_pure/*.py")

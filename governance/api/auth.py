@@ -1,7 +1,10 @@
 """Consumer tokens: Bearer (or DRF's Token) headers, stored hashed; per-consumer throttling."""
 import logging
+import threading
+import time
 
 from django.conf import settings
+from django.core.cache.backends.locmem import LocMemCache
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, permissions, throttling
 
@@ -46,6 +49,16 @@ class IsAdminConsumer(permissions.BasePermission):
         return isinstance(request.user, Consumer) and request.user.is_admin
 
 
+# When the shared cache (Redis) cannot be read or written, the throttle counts in this process's own
+# memory instead and tries the shared cache again after SHARED_CACHE_RETRY seconds (docs/decisions.md,
+# "Throttling when the cache is down"). A consumer then gets up to its rate per process, not per
+# deployment, for the length of the outage; a screening never fails because requests cannot be counted.
+SHARED_CACHE_RETRY = 5.0
+_fallback_cache = LocMemCache("gavel-throttle-fallback", {"OPTIONS": {"MAX_ENTRIES": 100_000}})
+_shared_cache_down_until = 0.0
+_fallback_lock = threading.Lock()
+
+
 class ConsumerRateThrottle(throttling.SimpleRateThrottle):
     """One bucket per consumer, at the consumer's own rate or GAVEL_THROTTLE_RATE."""
 
@@ -67,6 +80,18 @@ class ConsumerRateThrottle(throttling.SimpleRateThrottle):
             rate = ""
         self.rate = rate or settings.GAVEL_THROTTLE_RATE
         self.num_requests, self.duration = self.parse_rate(self.rate)
+        global _shared_cache_down_until
+        if time.monotonic() >= _shared_cache_down_until:
+            try:
+                return super().allow_request(request, view)
+            except Exception as exc:  # any cache failure: count locally, never fail the request
+                with _fallback_lock:
+                    first = time.monotonic() >= _shared_cache_down_until
+                    _shared_cache_down_until = time.monotonic() + SHARED_CACHE_RETRY
+                if first:
+                    logger.warning("the throttle cannot reach the cache (%s); counting in this process for %ss",
+                                   type(exc).__name__, SHARED_CACHE_RETRY)
+        self.cache = _fallback_cache
         return super().allow_request(request, view)
 
     def get_cache_key(self, request, view):

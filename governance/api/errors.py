@@ -1,4 +1,5 @@
 """One error body for every API error (SPEC §11.1), never a stack trace."""
+import json
 import logging
 
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
@@ -11,7 +12,7 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderFailed, ProviderTimedOut, TooLarge,
     UnknownRecord,
 )
-from governance.middleware import error_body, error_response, is_json_path
+from governance.middleware import error_body, error_response, is_json_path, is_outage
 
 logger = logging.getLogger("gavel.api")
 
@@ -100,8 +101,22 @@ def exception_handler(exc, context):
         if isinstance(exc, (exceptions.NotAuthenticated, exceptions.AuthenticationFailed)):
             response["WWW-Authenticate"] = 'Bearer realm="gavel"'
         return response
+    if is_outage(exc):
+        # The database is down or restarting: the client may retry; the connection is dropped at the
+        # end of the request and the next one reconnects (CONN_HEALTH_CHECKS).
+        logger.error("database unreachable (request %s): %s", getattr(context.get("request"), "request_id", "-"),
+                     type(exc).__name__)
+        return _as_drf(error_response(503))
     logger.exception("unhandled API error", exc_info=exc)
     return Response(error_body("server_error", "Gavel could not complete the request; it has been logged."), status=500)
+
+
+def _as_drf(response) -> Response:
+    drf = Response(json.loads(response.content), status=response.status_code)
+    for header in ("Retry-After",):
+        if header in response:
+            drf[header] = response[header]
+    return drf
 
 
 # Django's own error views (handler400 ... handler500 in governance/urls.py): the one

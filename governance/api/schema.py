@@ -1,8 +1,19 @@
-"""OpenAPI description of Gavel's token authentication, and component names as a person would write them
-(drf-spectacular)."""
+"""The OpenAPI document made exact (drf-spectacular): what the server accepts and every answer it gives.
+
+- a request object that refuses unknown keys says `additionalProperties: false`;
+- a list that may not be empty says `minItems: 1`;
+- a chat message is documented per role, as the server checks it;
+- every operation documents 429 with `Retry-After`, 503 (a service Gavel needs is down) with
+  `Retry-After`, and 401 with `WWW-Authenticate`, each with the one error body.
+CI fuzzes the document against a live server (tests/production/test_schema_fuzz.py).
+"""
+import copy
 import json
 
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
+from drf_spectacular.extensions import (
+    OpenApiAuthenticationExtension, OpenApiSerializerExtension, OpenApiSerializerFieldExtension,
+)
+from rest_framework import serializers
 
 
 class ConsumerTokenScheme(OpenApiAuthenticationExtension):
@@ -15,6 +26,221 @@ class ConsumerTokenScheme(OpenApiAuthenticationExtension):
             "scheme": "bearer",
             "description": "A consumer token from `manage.py create_consumer` (`Token <token>` is accepted too).",
         }
+
+
+class StringScheme(OpenApiSerializerFieldExtension):
+    """A string field refuses the NUL character (DRF does, and PostgreSQL cannot store it): say so."""
+
+    target_class = "governance.api.serializers.String"
+    match_subclasses = True
+
+    def map_serializer_field(self, auto_schema, direction):
+        schema = auto_schema._map_serializer_field(self.target, direction, bypass_extensions=True)
+        if direction == "request" and "pattern" not in schema:
+            schema["pattern"] = NO_NUL
+        return schema
+
+
+NO_NUL = "^[^\\u0000]*$"
+
+
+class StrictSerializerScheme(OpenApiSerializerExtension):
+    """A serializer that refuses unknown keys documents it, and its lists that may not be empty."""
+
+    target_class = "governance.api.serializers.StrictSerializer"
+    match_subclasses = True
+
+    def map_serializer(self, auto_schema, direction):
+        schema = auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        if direction == "request":
+            schema["additionalProperties"] = False
+            for name, field in self.target.fields.items():
+                if name in schema.get("properties", {}) and _may_not_be_empty(field):
+                    schema["properties"][name]["minItems"] = 1
+        return schema
+
+
+def _may_not_be_empty(field) -> bool:
+    return isinstance(field, (serializers.ListSerializer, serializers.ListField)) and not field.allow_empty
+
+
+class MessageScheme(OpenApiSerializerExtension):
+    """A chat message per role, as MessageSerializer.validate checks it (OpenAI's shapes)."""
+
+    target_class = "governance.api.serializers.MessageSerializer"
+    priority = 1  # before StrictSerializerScheme, which matches it too
+
+    def map_serializer(self, auto_schema, direction):
+        if direction != "request":
+            return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        fields = self.target.fields
+        tool_call = auto_schema.resolve_serializer(fields["tool_calls"].child, direction).ref
+        text = {"type": "string", "pattern": NO_NUL}
+        name = auto_schema._map_serializer_field(fields["name"], direction)
+        tool_call_id = auto_schema._map_serializer_field(fields["tool_call_id"], direction)
+
+        def message(role, required, **properties):
+            # One role per branch. A pattern, not a one-value enum: drf-spectacular's enum hook would merge
+            # the branches' enums into one component holding every role.
+            return {"type": "object", "required": ["role", *required], "additionalProperties": False,
+                    "properties": {"role": {"type": "string", "pattern": f"^{role}$"}, **properties}}
+
+        calls = {"type": "array", "items": tool_call, "minItems": 1}
+        return {"anyOf": [
+            message("system", ["content"], content=text, name=name),
+            message("user", ["content"], content=text, name=name),
+            message("assistant", ["content"], content=text, name=name, tool_calls=calls),
+            message("assistant", ["tool_calls"], content={**text, "nullable": True}, name=name, tool_calls=calls),
+            message("tool", ["content", "tool_call_id"], content=text, tool_call_id=tool_call_id),
+        ]}
+
+
+class ScreeningRequestScheme(StrictSerializerScheme):
+    """`format: json` asks for a text that is JSON: two branches, as ScreeningRequestSerializer.validate checks."""
+
+    target_class = "governance.api.serializers.ScreeningRequestSerializer"
+    match_subclasses = False
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        schema = super().map_serializer(auto_schema, direction)
+        if direction != "request":
+            return schema
+        properties = schema["properties"]
+        as_text = {**schema, "properties": {**properties, "format": {"type": "string", "pattern": "^text$"}}}
+        as_json = {**schema, "required": sorted({*schema.get("required", []), "format"}), "properties": {
+            **properties, "format": {"type": "string", "pattern": "^json$"},
+            # A JSON document (format is json). Nothing but type and format: a generator reads extra keys
+            # (a pattern, even a description) as leave to ignore the format. A JSON text holds no raw NUL.
+            "text": {"type": "string", "format": "json", "minLength": 1},
+        }}
+        return {"oneOf": [as_text, as_json], "description": schema.get("description", "")}
+
+
+# A character Python's str.strip() keeps (ECMA's \s is not the same set): an instruction needs one.
+NOT_PYTHON_SPACE = "[^\\u0000\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+
+
+class TaskRequestScheme(StrictSerializerScheme):
+    """A task gives messages or an instruction (never both), and a field exactly when it is a field fill:
+    four branches, as TaskRequestSerializer.validate checks."""
+
+    target_class = "governance.api.serializers.TaskRequestSerializer"
+    match_subclasses = False
+    priority = 1
+
+    def map_serializer(self, auto_schema, direction):
+        schema = super().map_serializer(auto_schema, direction)
+        if direction != "request":
+            return schema
+        properties = schema["properties"]
+        # No NUL anywhere, and one character that is not white space in Python's sense.
+        instruction = {**properties["instruction"], "pattern": f"^[^\\u0000]*{NOT_PYTHON_SPACE}[^\\u0000]*$"}
+        branches = []
+        for kind in ("queued_task", "field_fill"):
+            for text in ("messages", "instruction"):
+                keep = {k: v for k, v in properties.items()
+                        if k not in ("messages", "instruction", "field", "kind")}
+                keep["kind"] = {"type": "string", "pattern": f"^{kind}$"}
+                keep[text] = instruction if text == "instruction" else properties["messages"]
+                required = {*schema.get("required", []), "kind", text}
+                if kind == "field_fill":
+                    keep["field"] = properties["field"]
+                    required.add("field")
+                branches.append({**schema, "properties": keep, "required": sorted(required)})
+        return {"oneOf": branches, "description": schema.get("description", "")}
+
+
+class OpenAIChatRequestScheme(OpenApiSerializerExtension):
+    """POST /openai/v1/chat/completions as governance/openai/serializers.parse_chat_request reads it: the
+    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's own options
+    with the bounds it checks; any other OpenAI key accepted (and not passed on)."""
+
+    target_class = "governance.openai.serializers.OpenAIChatRequestSerializer"
+
+    def map_serializer(self, auto_schema, direction):
+        if direction != "request":
+            return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        from governance.api.serializers import CompletionRequestSerializer
+        from governance.openai.serializers import EXTENSION_KEYS, TOOL_CHOICES
+
+        fields = CompletionRequestSerializer().fields
+
+        def field(name):
+            schema = auto_schema._map_serializer_field(fields[name], direction)
+            auto_schema._insert_field_validators(fields[name], schema)  # maxLength, pattern, …
+            return schema
+
+        def nullable(schema):
+            return {**schema, "nullable": True}
+
+        named_function = {"type": "object", "required": ["type", "function"], "properties": {
+            "type": {"type": "string", "enum": ["function"]},
+            "function": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
+        }}
+        limit = nullable({"type": "integer", "minimum": 1})
+        return {
+            "type": "object",
+            "required": ["model", "messages"],
+            "properties": {
+                "model": {**field("configuration"), "description": "A configuration identifier granted to the token."},
+                "messages": {**field("messages"), "minItems": 1},
+                "tools": nullable(field("tools")),
+                "tool_choice": {"nullable": True, "oneOf": [{"type": "string", "enum": list(TOOL_CHOICES)},
+                                                            named_function]},
+                "stream": nullable({"type": "boolean"}),
+                "temperature": nullable({"type": "number", "minimum": 0, "maximum": 2}),
+                "max_tokens": limit,
+                "max_completion_tokens": limit,
+                "response_format": nullable({"type": "object", "required": ["type"],
+                                             "properties": {"type": {"type": "string"}}}),
+                "user": nullable({"type": "string", "maxLength": 256}),
+                "gavel": nullable({"type": "object", "additionalProperties": False,
+                                   "properties": {key: field(key) for key in EXTENSION_KEYS},
+                                   "description": "Gavel's call facts (optional)."}),
+            },
+            "additionalProperties": True,
+        }
+
+
+ERROR_REF = {"$ref": "#/components/schemas/Error"}
+RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
+                               "description": "Seconds to wait before trying again."}}
+EXTRA_RESPONSES = {
+    "401": ("No valid token.", {"WWW-Authenticate": {"schema": {"type": "string"},
+                                                      "description": 'Bearer realm="gavel"'}}),
+    "429": ("Throttled (the consumer's rate) or over a daily budget (`budget_exceeded`).", {}),
+    "503": ("A service Gavel needs (the database) is unreachable; try again after `Retry-After`.", RETRY_AFTER),
+}
+
+
+def complete_responses(result, generator, request, public):
+    """Postprocessing hook: every operation under /api/v1/ that needs a token documents 401, 429
+    (throttled; `Retry-After` when throttled) and 503, each with the error body."""
+    for path, operations in result.get("paths", {}).items():
+        for method, operation in operations.items():
+            if not isinstance(operation, dict) or not operation.get("security"):
+                continue
+            if "requestBody" in operation:
+                # Every body Gavel reads is required; a body schema with branches (anyOf) hides that
+                # from drf-spectacular, which only sees required keys.
+                operation["requestBody"]["required"] = True
+            responses = operation.setdefault("responses", {})
+            # The error body of this path (OpenAI's under /openai/), as its 400 documents it.
+            body = responses.get("400", {}).get("content") or {"application/json": {"schema": ERROR_REF}}
+            for status, (description, headers) in EXTRA_RESPONSES.items():
+                response = responses.setdefault(status, {"content": copy.deepcopy(body)})
+                if not response.get("description"):
+                    response["description"] = description
+                if headers:
+                    response.setdefault("headers", {}).update(headers)
+            if "429" in responses:
+                responses["429"].setdefault("headers", {}).update({"Retry-After": {
+                    "schema": {"type": "integer", "minimum": 1},
+                    "description": "Seconds until the consumer's rate allows the next request "
+                                   "(sent when throttled; a budget refusal lasts until the next day).",
+                }})
+    return result
 
 
 # drf-spectacular appends "Request" to request components (COMPONENT_SPLIT_REQUEST), so a serializer already

@@ -3,6 +3,7 @@ import json
 
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
 from governance.screening import KINDS
@@ -21,15 +22,24 @@ class JSONTyped:
         return super().to_internal_value(data)
 
 
-class String(JSONTyped, serializers.CharField):
+class AsGiven:
+    """A string is taken as sent: never trimmed, so what the schema allows is exactly what is accepted
+    (a trimmed " " would be refused as blank although the schema lets it through)."""
+
+    def __init__(self, *args, **kwargs):
+        kwargs.setdefault("trim_whitespace", False)
+        super().__init__(*args, **kwargs)
+
+
+class String(JSONTyped, AsGiven, serializers.CharField):
     pass
 
 
-class Slug(JSONTyped, serializers.SlugField):
+class Slug(JSONTyped, AsGiven, serializers.SlugField):
     pass
 
 
-class Pattern(JSONTyped, serializers.RegexField):
+class Pattern(JSONTyped, AsGiven, serializers.RegexField):
     pass
 
 
@@ -68,10 +78,27 @@ def _refuse_deep(decoded) -> None:
         raise serializers.ValidationError(TOO_DEEP)
 
 
+# A JSON string is documented with the format `json` (a string that holds JSON); the schema fuzzer in CI
+# is taught that format (tests/production/schemathesis_hooks.py).
+TOOL_ARGUMENTS_SCHEMA = {
+    "oneOf": [
+        {"type": "object", "additionalProperties": True},
+        {"type": "array", "items": {}},
+        {"type": "string", "format": "json"},
+    ],
+    "description": "An object or an array, or a string holding JSON.",
+}
+
+
+@extend_schema_field(TOOL_ARGUMENTS_SCHEMA)
+class ToolArguments(serializers.JSONField):
+    pass
+
+
 class ToolCallSerializer(StrictSerializer):
     id = String(required=False, allow_blank=True, max_length=200)
     name = String(max_length=200)
-    arguments = serializers.JSONField(help_text="An object, or a JSON string.")
+    arguments = ToolArguments(help_text="An object, or a JSON string.")
 
     def validate_arguments(self, value):
         if isinstance(value, str):
@@ -105,7 +132,8 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
     kind = Choice(choices=KINDS, default="completion")
     offers_tools = Boolean(default=False)
     read_tools = serializers.ListField(child=String(max_length=200), required=False, default=list)
-    served_by = Slug(required=False, allow_null=True, max_length=100)
+    served_by = Slug(required=False, allow_null=True, max_length=100,
+                     help_text="The provider that answered, by name; an unknown name is a 400.")
 
     def validate(self, attrs):
         if attrs.get("format") == "json":
@@ -120,18 +148,72 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
         return attrs
 
 
+class FunctionCallSerializer(StrictSerializer):
+    name = String(max_length=200)
+    arguments = String(allow_blank=True, trim_whitespace=False)
+
+
+class AssistantToolCallSerializer(StrictSerializer):
+    """A tool call an earlier assistant message proposed, in OpenAI's shape."""
+
+    id = String(max_length=200)
+    type = Choice(choices=["function"])
+    function = FunctionCallSerializer()
+
+
 class MessageSerializer(StrictSerializer):
+    """One OpenAI chat message, checked before any provider is asked (a provider would refuse it: a 502)."""
+
     role = Choice(choices=["system", "user", "assistant", "tool"])
-    content = String(allow_blank=True, trim_whitespace=False, allow_null=True)
+    content = String(required=False, allow_blank=True, trim_whitespace=False, allow_null=True)
     name = String(required=False, max_length=200)
     tool_call_id = String(required=False, max_length=200)
-    tool_calls = serializers.ListField(child=serializers.DictField(), required=False)
+    tool_calls = AssistantToolCallSerializer(many=True, required=False, allow_empty=False)
+
+    def validate(self, attrs):
+        role = attrs["role"]
+        errors = {}
+        if attrs.get("content") is None and not (role == "assistant" and attrs.get("tool_calls")):
+            errors["content"] = [_("Give the content (only an assistant message with tool_calls may omit it).")]
+        if "tool_calls" in attrs and role != "assistant":
+            errors["tool_calls"] = [_("Only an assistant message has tool_calls.")]
+        if role == "tool" and not attrs.get("tool_call_id"):
+            errors["tool_call_id"] = [_("A tool message names the tool_call_id it answers.")]
+        if role != "tool" and "tool_call_id" in attrs:
+            errors["tool_call_id"] = [_("Only a tool message has a tool_call_id.")]
+        if role == "tool" and "name" in attrs:
+            errors["name"] = [_("A tool message has no name.")]
+        if errors:
+            raise serializers.ValidationError(errors)
+        return attrs
+
+
+# What the server checks of a tool definition, no more: OpenAI's other keys are passed on as given.
+TOOL_SCHEMA = {
+    "type": "object",
+    "required": ["type", "function"],
+    "properties": {
+        "type": {"type": "string", "enum": ["function"]},
+        "function": {
+            "type": "object",
+            "required": ["name"],
+            "properties": {"name": {"type": "string", "minLength": 1}},
+            "additionalProperties": True,
+        },
+    },
+    "additionalProperties": True,
+}
+
+
+@extend_schema_field({"type": "array", "items": TOOL_SCHEMA})
+class Tools(serializers.ListField):
+    child = serializers.DictField()
 
 
 class CompletionRequestSerializer(StrictSerializer, ConfigurationRefs):
     configuration = Slug(max_length=100)
     messages = MessageSerializer(many=True, allow_empty=False)
-    tools = serializers.ListField(child=serializers.DictField(), required=False, default=list)
+    tools = Tools(required=False, default=list)
     read_tools = serializers.ListField(child=String(max_length=200), required=False, default=list)
     kind = Choice(choices=KINDS, default="completion")
     stream = Boolean(default=False)
@@ -139,7 +221,8 @@ class CompletionRequestSerializer(StrictSerializer, ConfigurationRefs):
     def validate_tools(self, tools):
         for index, tool in enumerate(tools):
             function = tool.get("function") if isinstance(tool, dict) else None
-            if tool.get("type") != "function" or not isinstance(function, dict) or not function.get("name"):
+            name = function.get("name") if isinstance(function, dict) else None
+            if tool.get("type") != "function" or not isinstance(name, str) or not name:
                 raise serializers.ValidationError(
                     _("tools[%(i)d] must be an OpenAI function tool with a name.") % {"i": index}
                 )

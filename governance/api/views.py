@@ -1,12 +1,15 @@
 """REST API views (SPEC §11.1): parse, call one service, render."""
 import json
+import re
+from datetime import datetime
+from datetime import timezone as dt_timezone
 
 import yaml
 from django.conf import settings
 from django.core.exceptions import RequestDataTooBig
 from django.db.models import F
 from django.http import StreamingHttpResponse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
@@ -22,6 +25,8 @@ from governance.api.auth import IsAdminConsumer
 from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.models import GovernanceEvent, PolicyVersion, Task
 
+SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
+MAX_PAGE = 1_000_000
 ERRORS = {status: OpenApiResponse(serializers.ErrorSerializer) for status in (400, 401, 403, 404, 413, 429)}
 
 
@@ -137,10 +142,11 @@ class EventsView(GavelAPIView):
 
     @extend_schema(
         parameters=[
-            OpenApiParameter("since", str, description="ISO 8601 date-time; events at or after it"),
-            OpenApiParameter("decision", str),
-            OpenApiParameter("configuration", str),
-            OpenApiParameter("limit", int, description="at most 1000, default 100"),
+            OpenApiParameter("since", OpenApiTypes.DATETIME, description="ISO 8601 date-time; events at or after it"),
+            OpenApiParameter("decision", str, enum=GovernanceEvent.Decision.values),
+            OpenApiParameter("configuration", str, pattern=SLUG_PATTERN, description="a configuration identifier"),
+            OpenApiParameter("limit", int, description="at most 1000 (a larger number reads 1000), default 100; "
+                                                       "a number below 1 reads 1"),
         ],
         responses={200: serializers.GovernanceEventSerializer(many=True), **ERRORS},
         summary="Read the governance log (administrator consumers only)",
@@ -158,12 +164,15 @@ class EventsView(GavelAPIView):
                 since = None
             if since is None:
                 raise BadInput(_("since is not a date-time."), fields={"since": [_("Give an ISO 8601 date-time.")]})
-            events = events.filter(at__gte=since)
-        if params.get("decision"):
+            events = events.filter(at__gte=as_utc(since))
+        if "decision" in params:
             if params["decision"] not in GovernanceEvent.Decision.values:
                 raise BadInput(_("Unknown decision."), fields={"decision": [_("Unknown decision.")]})
             events = events.filter(decision=params["decision"])
-        if params.get("configuration"):
+        if "configuration" in params:
+            if not re.fullmatch(SLUG_PATTERN, params["configuration"]):
+                raise BadInput(_("Not a configuration identifier."),
+                               fields={"configuration": [_("Give a configuration identifier.")]})
             events = events.filter(configuration=params["configuration"])
         try:
             limit = min(max(int(params.get("limit", 100)), 1), 1000)
@@ -172,6 +181,18 @@ class EventsView(GavelAPIView):
         rows = events.values("id", "at", "correlation_id", "decision", "configuration",
                              "provider", "model", "actor", "mode", "detail", check=F("check_name"))[:limit]
         return Response(serializers.GovernanceEventSerializer(rows, many=True).data)
+
+
+def as_utc(moment: datetime) -> datetime:
+    """In UTC, which every database stores: PostgreSQL refuses offsets past ±15:59 that ISO 8601
+    allows (+22:07). A moment beyond the calendar's ends in UTC is clamped to that end."""
+    if moment.tzinfo is None:
+        moment = timezone.make_aware(moment)
+    try:
+        return moment.astimezone(dt_timezone.utc)
+    except OverflowError:
+        edge = datetime.max if moment.year > 1 else datetime.min
+        return edge.replace(tzinfo=dt_timezone.utc)
 
 
 class YAMLOrJSONParser(JSONParser):
@@ -195,6 +216,30 @@ class YAMLOrJSONParser(JSONParser):
             raise BadInput(_("The policy document is nested too deeply."), code="malformed") from exc
 
 
+def _section(keys: tuple, name_key: str) -> dict:
+    """A record of a policy section: its keys (values checked by the import), its naming key required."""
+    return {"type": "object", "required": [name_key], "additionalProperties": False,
+            "properties": {key: {"type": "string"} if key == name_key else {} for key in keys}}
+
+
+# The document's shape: its sections and each record's keys, from governance.policy's own lists. The
+# values' rules (and that references name existing records) are the import's; it answers 400 with the
+# path of every error (SPEC §11.2).
+POLICY_DOCUMENT = {
+    "type": "object",
+    "additionalProperties": False,
+    "properties": {
+        section: {"type": "array", "nullable": True, "items": _section(keys, policy.NAME_KEYS[section])}
+        for section, keys in (
+            ("providers", policy.PROVIDER_KEYS), ("configurations", policy.CONFIGURATION_KEYS),
+            ("snippets", policy.SNIPPET_KEYS), ("term_lists", policy.TERM_LIST_KEYS),
+            ("pattern_rules", policy.PATTERN_RULE_KEYS),
+        )
+    },
+    "description": "A whole policy document (policy-example.yaml). Records not named are removed.",
+}
+
+
 class PolicyView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
     parser_classes = [YAMLOrJSONParser]
@@ -204,11 +249,15 @@ class PolicyView(GavelAPIView):
         return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
 
     @extend_schema(
-        request={"application/json": OpenApiTypes.OBJECT, "application/yaml": OpenApiTypes.OBJECT},
+        request={"application/json": POLICY_DOCUMENT, "application/yaml": POLICY_DOCUMENT},
         responses={200: OpenApiTypes.OBJECT, **ERRORS},
         summary="Replace the policy document (atomic; nothing is written when any path has an error)",
     )
     def put(self, request):
+        if request.data is None or request.data == {} and not request.body.strip():
+            # An empty body would import an empty policy and, pruning, remove every record.
+            raise BadInput(_("Send the whole policy document."), code="invalid_policy",
+                           fields={"document": [_("The body is empty.")]})
         try:
             report = policy.import_policy(request.data, prune=True)
         except policy.PolicyInvalid as exc:
@@ -248,8 +297,9 @@ class TasksView(GavelAPIView):
         parameters=[
             OpenApiParameter("status", str, enum=Task.Status.values),
             OpenApiParameter("kind", str, enum=Task.Kind.values),
-            OpenApiParameter("configuration", str),
-            OpenApiParameter("page", int, description="1-based page number"),
+            OpenApiParameter("configuration", str, pattern=SLUG_PATTERN, description="a configuration identifier"),
+            OpenApiParameter("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
+                             description="1-based page number"),
         ],
         responses={200: serializers.TaskPageSerializer, **ERRORS},
         summary="List the calling consumer's tasks, newest first",
@@ -262,16 +312,19 @@ class TasksView(GavelAPIView):
             raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
         tasks = Task.objects.filter(consumer=request.user).select_related("reviewed_by")
         for name, choices in (("status", Task.Status.values), ("kind", Task.Kind.values)):
-            if params.get(name):
+            if name in params:
                 if params[name] not in choices:
                     raise BadInput(_("Unknown %(name)s.") % {"name": name},
                                    fields={name: [_("Choose one of: %s") % ", ".join(choices)]})
                 tasks = tasks.filter(**{name: params[name]})
-        if params.get("configuration"):
+        if "configuration" in params:
+            if not re.fullmatch(SLUG_PATTERN, params["configuration"]):
+                raise BadInput(_("Not a configuration identifier."),
+                               fields={"configuration": [_("Give a configuration identifier.")]})
             tasks = tasks.filter(configuration=params["configuration"])
         try:
-            page = int(params.get("page") or 1)
-            if page < 1:
+            page = int(params.get("page", 1))
+            if not 1 <= page <= MAX_PAGE:  # past it, the database's OFFSET would overflow
                 raise ValueError
         except ValueError:
             raise BadInput(_("page is not a page number."), fields={"page": [_("Give a whole number from 1.")]})

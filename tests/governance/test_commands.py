@@ -12,7 +12,10 @@ from django.utils import timezone
 from rest_framework.test import APIClient
 
 from governance import policy
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider
+from governance.management.commands.seed_demo import EDITORIAL_CORPUS
+from governance.models import Configuration, Consumer, GovernanceEvent, Provider, set_links
+from snippets.models import PatternRule
+from snippets.services import system_prompt_for
 from termlists.models import TermList
 from tests.governance.test_policy import EXAMPLE_YAML, example
 
@@ -274,14 +277,15 @@ def test_screen_json_format_is_screened_by_its_strings(screen_policy):
 def test_seed_demo_is_idempotent_and_prints_the_same_token():
     first, _ = run("seed_demo")
     counts = (Provider.objects.count(), Configuration.objects.count(), TermList.objects.count(),
-              Consumer.objects.count(), get_user_model().objects.count())
+              Consumer.objects.count(), get_user_model().objects.count(), PatternRule.objects.count())
     second, _ = run("seed_demo")
     assert first.splitlines()[-1] == second.splitlines()[-1]
     assert "0 created, 0 changed" in second
+    corpus = yaml.safe_load(EDITORIAL_CORPUS.read_text(encoding="utf-8"))["pattern_rules"]
     # Two providers (one answered by litellm's mock_response), four configurations, three lists.
-    assert counts == (2, 4, 3, 1, 3)
+    assert counts == (2, 4, 3, 1, 3, len(corpus))
     assert counts == (Provider.objects.count(), Configuration.objects.count(), TermList.objects.count(),
-                      Consumer.objects.count(), get_user_model().objects.count())
+                      Consumer.objects.count(), get_user_model().objects.count(), PatternRule.objects.count())
     # Passwords are derived too, so the printed logins stay true on every run.
     assert [line for line in first.splitlines() if " / " in line] == \
         [line for line in second.splitlines() if " / " in line]
@@ -305,6 +309,7 @@ def test_seed_demo_logins_rights_and_working_token():
     assert editor_of_policy.has_perm("termlists.change_termlist")
     assert editor_of_policy.has_perm("governance.add_configuration")
     assert editor_of_policy.has_perm("snippets.view_snippet")
+    assert editor_of_policy.has_perm("snippets.change_patternrule")
     assert not editor_of_policy.has_perm("governance.delete_provider")
     assert not editor_of_policy.has_perm("governance.change_consumer")
     assert list(users["editor"].groups.values_list("name", flat=True)) == ["editors"]
@@ -322,6 +327,26 @@ def test_seed_demo_logins_rights_and_working_token():
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.splitlines()[-1]}")
     response = client.post("/api/v1/screenings", {"text": "Hello.", "configuration": "demo"}, format="json")
     assert response.status_code == 200
+
+
+def test_seed_demo_checks_the_english_rules_of_the_editorial_corpus():
+    out, _ = run("seed_demo")
+    demo = Configuration.objects.get(identifier="demo")
+    prompt = system_prompt_for(demo)
+    assert "[rule:editorial.click-here]" in prompt and "[rule:editorial.slash-date]" in prompt  # en, en+de
+    assert "[rule:editorial.hier-klicken]" not in prompt  # de only
+    set_links(demo, "rule_judges", [])  # no model call in this test
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.splitlines()[-1]}")
+    text = ("# Summer sale starts today!\n\nFor the full range of colours, click here. The offer ends on "
+            "03/04/2026. " + FORTY_WORDS)
+    body = client.post("/api/v1/screenings", {"text": text, "configuration": "demo"}, format="json").json()
+    hits = {h["rule"]["identifier"]: h["passage"] for h in body["hints"] if h["check"] == "pattern_rules"}
+    assert hits == {"editorial.headline-exclamation": "# Summer sale starts today!",
+                    "editorial.click-here": "click here", "editorial.slash-date": "03/04/2026"}
+    assert body["outcome"] == "allowed_with_hints"  # the demo reports, it does not block
+    assert body["verification"]["status"] == "unverified"
 
 
 def test_seed_demo_restores_a_revoked_demo_consumer():

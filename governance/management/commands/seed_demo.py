@@ -7,6 +7,9 @@ import base64
 import hashlib
 import hmac
 import uuid
+from pathlib import Path
+
+import yaml
 
 from django.apps import apps
 from django.conf import settings
@@ -50,8 +53,9 @@ DEMO_POLICY = {
             "provider": "demo-local",
             "model": "qwen2.5:7b",
             "system_prompt": "You write short, plain texts for a company website.",
-            "context_tags": ["house-style"],
-            "rules": {"mode": "report", "tags": ["house-style"], "judges": ["demo-judge"], "default": "block"},
+            # `en` selects the English and the language-neutral rules of the editorial corpus.
+            "context_tags": ["house-style", "en"],
+            "rules": {"mode": "report", "tags": ["house-style", "en"], "judges": ["demo-judge"], "default": "block"},
         },
         {
             "identifier": "demo-judge",
@@ -112,6 +116,16 @@ DEMO_POLICY = {
     ],
 }
 
+# The editorial starter corpus (docs/editorial-corpus.md), shipped with the code and loaded with the demo.
+EDITORIAL_CORPUS = Path(settings.BASE_DIR) / "policies" / "editorial-starter.yaml"
+
+
+def demo_policy() -> dict:
+    """The demo policy with the pattern rules of the editorial starter corpus."""
+    corpus = yaml.safe_load(EDITORIAL_CORPUS.read_text(encoding="utf-8"))
+    return {**DEMO_POLICY, "pattern_rules": corpus["pattern_rules"]}
+
+
 # The demo tasks (SPEC §10) answered by the echo provider: their instruction is their answer.
 # Fixed ids keep seed_demo idempotent: a task that exists is left as it is (an editor may have
 # reviewed it).
@@ -132,8 +146,8 @@ DEMO_TASKS = (
      "so your week stays in order."),
 )
 
-# The policy models a policy editor may add, change and view (SPEC §1). Pattern rules join
-# once their model exists; the admin-only fields stay read-only for this user (SPEC §2.3).
+# The policy models a policy editor may add, change and view (SPEC §1); the admin-only fields
+# stay read-only for this user (SPEC §2.3).
 POLICY_EDITOR_MODELS = (
     "governance.provider",
     "governance.configuration",
@@ -163,11 +177,13 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
+        document = demo_policy()
         with transaction.atomic():
-            report = policy.import_policy(DEMO_POLICY)
+            report = policy.import_policy(document)
             logins = [
                 ("admin", self.ensure_user("admin", superuser=True), "administrator: every field, /admin/"),
-                ("policy-editor", self.ensure_policy_editor(), "policy editor: term lists, snippets, configurations"),
+                ("policy-editor", self.ensure_policy_editor(),
+                 "policy editor: term lists, snippets, pattern rules, configurations"),
                 ("editor", self.ensure_editor(), "reviewer: group editors, the review UI at /review/"),
             ]
             token = self.ensure_consumer()
@@ -176,6 +192,10 @@ class Command(BaseCommand):
         self.stdout.write(
             f"Demo policy: {len(report.created)} created, {len(report.changed)} changed, "
             f"{len(report.unchanged)} unchanged."
+        )
+        self.stdout.write(
+            f"Editorial corpus: {len(document['pattern_rules'])} pattern rules from policies/{EDITORIAL_CORPUS.name}; "
+            "the demo configuration checks those tagged en."
         )
         self.stdout.write(f"Demo tasks: {tasks} queued now; review them at {REVIEW_URL}")
         self.stdout.write(f"Log in at {ADMIN_URL} (editors: {LOGIN_URL}) as:")
@@ -216,10 +236,7 @@ class Command(BaseCommand):
     def policy_permissions() -> list:
         permissions = []
         for label in POLICY_EDITOR_MODELS:
-            try:
-                model = apps.get_model(label)
-            except LookupError:
-                continue  # not built yet (pattern rules)
+            model = apps.get_model(label)
             content_type = ContentType.objects.get_for_model(model)
             codenames = [f"{action}_{model._meta.model_name}" for action in ("add", "change", "view")]
             permissions += Permission.objects.filter(content_type=content_type, codename__in=codenames)

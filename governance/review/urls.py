@@ -1,0 +1,17 @@
+"""/review/: the queue, a task's page and its actions, the live status, the dashboard."""
+from django.urls import path
+
+from governance.review import views
+
+app_name = "review"
+
+urlpatterns = [
+    path("", views.queue_list, name="queue"),
+    path("state.json", views.queue_state, name="queue_state"),
+    path("dashboard/", views.dashboard, name="dashboard"),
+    path("tasks/<uuid:pk>/", views.task_detail, name="task"),
+    path("tasks/<uuid:pk>/state.json", views.task_state, name="task_state"),
+    path("tasks/<uuid:pk>/accept", views.accept, name="accept"),
+    path("tasks/<uuid:pk>/reject", views.reject, name="reject"),
+    path("tasks/<uuid:pk>/cancel", views.cancel, name="cancel"),
+]

@@ -1,0 +1,67 @@
+"""Schemathesis hooks for the schema fuzz run (SCHEMATHESIS_HOOKS=tests.production.schemathesis_hooks).
+
+Teaches the fuzzer Gavel's one custom string format: `json`, a string holding a JSON document
+(tool-call arguments, as OpenAI sends them).
+"""
+import json
+import re
+
+import schemathesis
+from hypothesis import strategies as st
+
+_scalars = st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.text(max_size=20)
+_json = st.recursive(
+    _scalars,
+    lambda children: st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=10), children, max_size=4),
+    max_leaves=12,
+)
+
+schemathesis.openapi.format("json", _json.map(json.dumps))
+
+# `served_by` names a provider, and an unknown one is a 400 (SPEC §11.1): no schema can list the
+# providers a database holds (and a fuzzed PUT policy may have removed any the test made). A
+# schema-valid name is replaced by null ("not known"), which the schema allows too; a value the
+# schema refuses is left as it is, so negative cases stay negative.
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,100}$")
+
+
+# `callback_url` must name a host on GAVEL_CALLBACK_HOSTS (empty in the test): a schema-valid URL is
+# replaced by "" (no callback), which the schema allows too.
+
+
+def _is_positive(case) -> bool:
+    meta = getattr(case, "meta", None)
+    return meta is None or meta.generation.mode.is_positive
+
+
+def _json_arguments(calls) -> None:
+    """Not every phase (the stateful one) draws a `json`-format string from the format's strategy: in a
+    positive case, a string of tool arguments that does not parse is sent as the JSON string it spells."""
+    if not isinstance(calls, list):
+        return
+    for call in calls:
+        if isinstance(call, dict) and isinstance(call.get("arguments"), str):
+            try:
+                json.loads(call["arguments"])
+            except ValueError:
+                call["arguments"] = json.dumps(call["arguments"])
+
+
+@schemathesis.hook
+def before_call(ctx, case, kwargs):
+    """Every phase (coverage and stateful included) sends through here."""
+    body = case.body
+    if case.operation.method.upper() != "POST" or not isinstance(body, dict):
+        return
+    path = case.operation.path
+    if path.endswith("/screenings"):
+        if isinstance(body.get("served_by"), str) and _SLUG.match(body["served_by"]):
+            body["served_by"] = None
+        if _is_positive(case):
+            _json_arguments(body.get("tool_calls"))
+    if path.endswith("/tasks"):
+        url = body.get("callback_url")
+        if isinstance(url, str) and len(url) <= 1000:
+            body["callback_url"] = ""
+        if _is_positive(case):
+            _json_arguments(body.get("tool_calls"))

@@ -1,0 +1,58 @@
+"""Defect 2 of issue 10: persistent database connections with health checks, and a database outage
+answered as 503 with the error body (never a 500)."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from django.db import InterfaceError, OperationalError
+from django.test import override_settings
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def settings_of(*names, **env) -> str:
+    code = ("import django; django.setup(); from django.conf import settings as s; "
+            f"d = s.DATABASES['default']; print({', '.join(names)})")
+    clean = {k: v for k, v in os.environ.items() if k != "GAVEL_DB_CONN_MAX_AGE"}
+    clean.update(DJANGO_SETTINGS_MODULE="governance.settings", **env)
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=clean, capture_output=True, text=True,
+                          timeout=60, check=True).stdout.strip()
+
+
+def test_connections_persist_by_default_and_are_health_checked():
+    assert settings_of("d['CONN_MAX_AGE']", "d['CONN_HEALTH_CHECKS']") == "60 True"
+
+
+def test_gavel_db_conn_max_age_0_closes_after_each_request_as_pgbouncer_transaction_mode_may_want():
+    assert settings_of("d['CONN_MAX_AGE']", "d['CONN_HEALTH_CHECKS']", GAVEL_DB_CONN_MAX_AGE="0") == "0 True"
+
+
+@pytest.mark.parametrize("error", [OperationalError, InterfaceError])
+@pytest.mark.parametrize("debug", [False, True])
+def test_a_database_outage_during_a_screening_is_a_503_with_the_error_body(api, monkeypatch, error, debug):
+    def unreachable(*args, **kwargs):
+        raise error('connection to server at "db.internal" failed: password=hunter2')
+
+    monkeypatch.setattr("governance.services.run_pipeline", unreachable)
+    with override_settings(DEBUG=debug):
+        response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": "x"}, format="json")
+    assert response.status_code == 503
+    assert response["Content-Type"] == "application/json"
+    assert response["Retry-After"]
+    assert response.json()["error"]["code"] == "unavailable"
+    assert set(response.json()["error"]) == {"code", "message", "fields"}
+    assert "hunter2" not in response.content.decode() and "db.internal" not in response.content.decode()
+
+
+def test_a_database_outage_while_authenticating_is_a_503_too(db, client, monkeypatch):
+    def unreachable(*args, **kwargs):
+        raise OperationalError("server closed the connection unexpectedly")
+
+    # Authentication reads the database before any view: make that the failing read.
+    monkeypatch.setattr("governance.api.auth.Consumer.objects.filter", unreachable)
+    response = client.post("/api/v1/screenings", {"text": "x"}, content_type="application/json",
+                           HTTP_AUTHORIZATION="Bearer whatever")
+    assert response.status_code == 503
+    assert response.json()["error"]["code"] == "unavailable"
