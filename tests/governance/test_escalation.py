@@ -11,6 +11,7 @@ import pytest
 from governance.models import Configuration, GovernanceEvent, set_links
 from snippets.services import forget_compiled
 from tests.governance.test_streams import done_of, events_of, stream
+from tests.governance.test_tasks_api import eager, submit  # noqa: F401  (fixtures)
 from tests.snippets.conftest import check_of, finished, rules, set_mode  # noqa: F401  (fixture)
 
 pytestmark = pytest.mark.django_db
@@ -185,3 +186,39 @@ def test_a_held_stream_may_escalate(api, escalating, provider_server):
     done = done_of(streamed)
     assert done["outcome"] == "allowed" and done["completion"]["escalated_from"] == "newsroom"
     assert [e.decision for e in events()] == ["escalated"]
+
+
+# --- tasks: Gavel generated the text, so a task escalates as a completion does ---
+def test_a_queued_task_escalates_once_and_keeps_the_escalations_answer(api, submit, eager, escalating,  # noqa: F811
+                                                                      provider_server):
+    set_mode(escalating, "block")
+    answers(provider_server, VIOLATING, CLEAN)
+
+    task = submit({"kind": "queued_task", "configuration": "newsroom", "messages": MESSAGES}).json()
+
+    assert models_asked(provider_server) == ["test-model", "strong-model"]
+    assert (task["status"], task["outcome"], task["text"]) == ("ready", "allowed", CLEAN)
+    assert task["completion"]["escalated_from"] == "newsroom"
+    assert task["verification"]["status"] == "verified"
+    assert [e.decision for e in events()] == ["escalated"]
+
+
+def test_a_queued_task_still_unverified_after_escalation_is_blocked_in_block_mode(api, submit, eager,  # noqa: F811
+                                                                                 escalating, provider_server):
+    set_mode(escalating, "block")
+    answers(provider_server, VIOLATING, ALSO_VIOLATING)
+    task = submit({"kind": "queued_task", "configuration": "newsroom", "messages": MESSAGES}).json()
+    assert models_asked(provider_server) == ["test-model", "strong-model"]
+    assert (task["status"], task["verification"]["status"]) == ("blocked", "unverified")
+    assert "Results are guaranteed" not in task["block"]["stored_message"]  # a stored refusal holds no passage
+
+
+def test_the_openai_gateway_escalates_as_a_completion_does(api, escalating, provider_server):
+    set_mode(escalating, "report")
+    answers(provider_server, VIOLATING, CLEAN)
+    response = api.post("/openai/v1/chat/completions", {"model": "newsroom", "messages": MESSAGES}, format="json")
+    assert response.status_code == 200, response.content
+    body = response.json()
+    assert models_asked(provider_server) == ["test-model", "strong-model"]
+    assert body["choices"][0]["message"]["content"] == CLEAN
+    assert body["gavel"]["completion"]["escalated_from"] == "newsroom"

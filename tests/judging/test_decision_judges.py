@@ -296,3 +296,26 @@ def test_a_completion_through_a_decision_configuration_is_refused(make_consumer,
     assert response.json()["error"]["fields"] == {
         "configuration": ["decider is a decision configuration: it judges texts and writes none."]}
     assert provider_server.requests == []
+
+
+def test_each_configuration_of_a_call_uses_its_own_min_confidence(make_consumer, decided, provider, provider_server):
+    from rest_framework.test import APIClient
+
+    set_rules(decided, "report", judges=["decider"])  # min_confidence 0.9
+    desk = set_rules(Configuration.objects.create(identifier="desk", provider=provider, model="test-model",
+                                                  min_confidence=0.6), "report", judges=["decider"])
+    _consumer, token = make_consumer("both", [decided, desk])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    deny = decision(choice("allow"), choice("deny", 0.7), choice("allow"))
+    provider_server.script([deny, deny])
+
+    body = client.post("/api/v1/screenings", {"configuration": "newsroom", "also": ["desk"], "text": TEXT},
+                       format="json").json()
+
+    # One question set per threshold: the same answer is a pass for newsroom and a deny for desk.
+    assert len(decider_requests(provider_server)) == 2
+    by_configuration = {h["configuration"]: h for h in body["hints"]}
+    assert (by_configuration["newsroom"]["type"], by_configuration["newsroom"]["reason"]) == ("not_checked",
+                                                                                              "uncertain")
+    assert (by_configuration["desk"]["type"], by_configuration["desk"]["message"]) == ("violation", NO_PASSAGE_2)
