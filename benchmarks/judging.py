@@ -85,7 +85,7 @@ def token_rows() -> list[dict]:
 def screening_rows(requests: int) -> dict:
     os.environ["GAVEL_BENCH_KEY"] = "bench-key"
     setup_django("gavel-bench-judging-")
-    from governance.models import Configuration, Provider
+    from governance.models import Configuration, Provider, set_links
     from judging import llm
     from snippets.models import Snippet
     from tests.provider_server import ProviderServer
@@ -100,8 +100,8 @@ def screening_rows(requests: int) -> dict:
                                body="\n".join(RULES))
         modes = ("off", "report", "block")
         for mode in modes:
-            Configuration.objects.create(identifier=mode, provider=provider, model="m", rule_mode=mode,
-                                         rule_tags=["style"], rule_judges=[judge.identifier])
+            set_links(Configuration.objects.create(identifier=mode, provider=provider, model="m", rule_mode=mode,
+                                                   rule_tags=["style"]), "rule_judges", [judge])
         post = screening_timer(consumer_client(Configuration.objects.filter(identifier__in=modes)),
                                text_of(60))
 

@@ -8,16 +8,20 @@ from urllib.parse import urlencode
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
+from django.template.response import TemplateResponse
 from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from governance import writes
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider, Task, normalise_tags
-from governance.permissions import admin_only_fields, is_administrator, require_admin_for
+from governance import links, writes
+from governance.models import (LINK_FIELDS, Configuration, Consumer, FallbackLink, GovernanceEvent, JudgeLink,
+                               Provider, Task, normalise_tags)
+from governance.permissions import admin_only_fields, field_label, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")
@@ -71,20 +75,46 @@ class TagListField(ListTextField):
         return normalise_tags(super().to_python(value))
 
 
-class ConfigurationListField(ListTextField):
-    """An ordered list of configuration identifiers; unknown ones are named in the error."""
+class OrderedAutocompleteSelectMultiple(AutocompleteSelectMultiple):
+    """An autocomplete picker that keeps the order of its values: the chain order, not the table's.
 
-    default_help_text = _("Configuration identifiers, in order, separated by commas.")
+    A newly picked configuration goes to the end (ordered-autocomplete.js), so removing and
+    picking again moves it there.
+    """
 
-    def validate(self, value):
-        super().validate(value)
-        known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
-        missing = [name for name in value if name not in known]
-        if missing:
-            raise ValidationError(
-                _("Unknown configuration: %(names)s"), code="unknown_configuration",
-                params={"names": ", ".join(missing)},
-            )
+    def optgroups(self, name, value, attr=None):
+        groups = super().optgroups(name, value, attr)
+        place = {str(v): index for index, v in enumerate(value)}
+        for _group, options, _index in groups:
+            options.sort(key=lambda option: place.get(str(option["value"]), len(place)))
+            for index, option in enumerate(options):
+                option["index"] = str(index)
+        return groups
+
+    @property
+    def media(self):
+        return super().media + forms.Media(js=["governance/ordered-autocomplete.js"])
+
+
+class OrderedConfigurationsField(forms.ModelMultipleChoiceField):
+    """An ordered list of other configurations (judges, fallbacks), picked by identifier."""
+
+    def __init__(self, link_field, **kwargs):
+        kwargs.setdefault("required", False)
+        super().__init__(queryset=Configuration.objects.select_related("provider").order_by("identifier"),
+                         widget=OrderedAutocompleteSelectMultiple(link_field, admin.site), **kwargs)
+
+    def clean(self, value):
+        chosen = {str(c.pk): c for c in super().clean(value)}
+        # The order the person gave is the order of the chain; the queryset would lose it.
+        return [chosen[str(key)] for key in dict.fromkeys(value or ()) if str(key) in chosen]
+
+    def has_changed(self, initial, data):
+        initial = [str(getattr(v, "pk", v)) for v in initial or ()]
+        return initial != [str(v) for v in data or ()]
+
+
+MSG_READ_ONLY_ERROR = _("%(label)s: %(error)s Only an administrator can change this field: ask one to fix it.")
 
 
 class PolicyRecordForm(forms.ModelForm):
@@ -93,7 +123,7 @@ class PolicyRecordForm(forms.ModelForm):
     def _update_errors(self, errors):
         # Django refuses an error keyed by a field the form lacks (ValueError, a
         # 500). Such an error concerns a read-only field: show it at the top,
-        # named, so the person sees what an administrator has to fix.
+        # by its label, saying who can fix it.
         if hasattr(errors, "error_dict"):
             kept: dict[str, list] = {}
             for field, messages_ in errors.error_dict.items():
@@ -101,28 +131,86 @@ class PolicyRecordForm(forms.ModelForm):
                     kept.setdefault(field, []).extend(messages_)
                 else:
                     for message in messages_:
-                        text = " ".join(message.messages)
-                        kept.setdefault(NON_FIELD_ERRORS, []).append(ValidationError(f"{field}: {text}"))
+                        kept.setdefault(NON_FIELD_ERRORS, []).append(ValidationError(
+                            MSG_READ_ONLY_ERROR % {"label": field_label(self._meta.model, field),
+                                                   "error": " ".join(message.messages)}))
             errors = ValidationError(kept)
         super()._update_errors(errors)
 
 
 class ConfigurationAdminForm(PolicyRecordForm):
+    rule_judges = OrderedConfigurationsField(
+        JudgeLink._meta.get_field("judge"), label=_("rule judges"),
+        help_text=_("Judging configurations, asked in this order until one allows or denies (SPEC §6.2). "
+                    "A newly picked judge goes to the end."),
+    )
+    fallbacks = OrderedConfigurationsField(
+        FallbackLink._meta.get_field("fallback"), label=_("fallbacks"),
+        help_text=_("Tried in this order on connection errors, timeouts, HTTP 429 and 5xx. One hop: a fallback's "
+                    "own fallbacks are never tried. Each must be of the same kind (chat or decision)."),
+    )
+
+    # Set by ConfigurationAdmin.get_form: who is editing, for the refusals that depend on it.
+    actor = None
+
     class Meta:
         model = Configuration
         fields = "__all__"
         field_classes = {
-            "fallbacks": ConfigurationListField,
-            "rule_judges": ConfigurationListField,
             "context_tags": TagListField,
             "rule_tags": TagListField,
         }
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        instance = self.instance
+        for name, ordered in (("rule_judges", instance.ordered_judges), ("fallbacks", instance.ordered_fallbacks)):
+            if name in self.fields:
+                if instance.pk is not None:
+                    self.fields[name].queryset = self.fields[name].queryset.exclude(pk=instance.pk)
+                self.initial.setdefault(name, [c.pk for c in ordered()])
+
+    def _post_clean(self):
+        # After the instance holds the form's values (identifier, provider, mode), before the save.
+        if "fallbacks" in getattr(self, "cleaned_data", {}):
+            self.instance._pending_fallbacks = [c.identifier for c in self.cleaned_data["fallbacks"]]
+        super()._post_clean()
+        if self.errors:
+            return
+        cleaned = self.cleaned_data
+        stored = (Configuration.objects.select_related("provider").filter(pk=self.instance.pk).first()
+                  if self.instance.pk else None)
+        wanted = {name: cleaned[name] for name in LINK_FIELDS if name in cleaned}
+        for field, errors in writes.link_errors_for(stored, self.instance, wanted).items():
+            for error in errors:
+                self.add_error(field if field in self.fields else None, error)
+        if stored is not None and not is_administrator(self.actor):
+            # SPEC §2.3 by consequence: the refusal stands at the field whose change causes it.
+            for field in ("identifier", "provider", "fallbacks"):
+                if field not in cleaned or field not in self.changed_data:
+                    continue
+                effects = links.configuration_effects(stored, {field: cleaned[field]})
+                if effects:
+                    self.add_error(field, links.refusal_text(effects))
+
 
 class ProviderAdminForm(PolicyRecordForm):
+    actor = None
+
     class Meta:
         model = Provider
         fields = "__all__"
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk and not self.errors and not is_administrator(self.actor):
+            stored = Provider.objects.get(pk=self.instance.pk)
+            for field in links.PROVIDER_EFFECT_FIELDS:
+                if field in cleaned and field in self.changed_data:
+                    effects = links.provider_effects(stored, {field: cleaned[field]})
+                    if effects:
+                        self.add_error(field, links.refusal_text(effects))
+        return cleaned
 
 
 def titled_choices_filter(title):
@@ -183,25 +271,99 @@ class AdminOnlyFieldsMixin:
             # is forged, and saving the rest of it would hide that it was refused (SPEC §2.3).
             require_admin_for(request.user, self.model, set(request.POST))
 
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        if obj is not None and getattr(request, "_gavel_revert", False) and not is_administrator(request.user):
+            self.keep_admin_only_values(request, obj)
+        form = super().get_form(request, obj, change, **kwargs)
+        form.actor = request.user
+        return form
+
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
         self.refuse_forged_post(request)
+        if (request.method == "POST" and object_id and is_administrator(request.user)
+                and CONFIRMED not in request.POST and "_saveasnew" not in request.POST):
+            response = self.confirm_effects(request, object_id)
+            if response is not None:
+                return response
         return super().changeform_view(request, object_id, form_url, extra_context)
+
+    def confirm_effects(self, request, object_id):
+        """A page listing what an administrator's change does to other configurations, before it is made.
+
+        None when the change affects no other configuration (or the form has errors, which the
+        ordinary page then shows)."""
+        stored = self.get_object(request, unquote(object_id))
+        editing = self.get_object(request, unquote(object_id))
+        if stored is None:
+            return None
+        form = self.get_form(request, editing, change=True)(request.POST, request.FILES, instance=editing)
+        if not form.is_valid():
+            return None
+        wanted = {name: form.cleaned_data[name] for name in LINK_FIELDS if name in form.cleaned_data}
+        effects = writes.effects_on_others(stored, form.instance, wanted)
+        if not effects:
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": _("Confirm a change that affects other configurations"),
+            "opts": self.model._meta,
+            "object": stored,
+            "effects": effects,
+            "affected": sorted({other for other, _sentence in effects}),
+            "post_items": [(key, value) for key, values in request.POST.lists() if key != "csrfmiddlewaretoken"
+                           for value in values],
+            "confirm_name": CONFIRMED,
+        }
+        return TemplateResponse(request, "admin/gavel/confirm_effects.html", context)
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # Reverting to a past version is a change POST too.
         self.refuse_forged_post(request)
+        request._gavel_revert = True
         return super().history_form_view(request, object_id, version_id, extra_context)
 
+    def keep_admin_only_values(self, request, version) -> None:
+        """A policy editor's revert restores what they may write and keeps the admin-only fields as stored.
+
+        `version` is the past version the revert page shows and saves; its admin-only values are
+        replaced by the stored ones before the page shows them, and the page says which fields differ.
+        """
+        if hasattr(request, "_gavel_kept"):
+            return  # get_form may be asked twice in one request
+        stored = self.model._default_manager.filter(pk=version.pk).first()
+        kept = []
+        for name in admin_only_fields(self.model) if stored is not None else ():
+            if name in LINK_FIELDS:
+                continue  # chains are not in the history rows: a revert never touches them
+            attname = self.model._meta.get_field(name).attname
+            if getattr(version, attname) != getattr(stored, attname):
+                kept.append(field_label(self.model, name))
+                setattr(version, attname, getattr(stored, attname))
+        request._gavel_kept = kept
+        if kept and request.method == "GET":
+            messages.warning(request, MSG_REVERT_KEPT % {"fields": ", ".join(kept)})
+
     def save_model(self, request, obj, form, change):
-        model_fields = {f.name for f in self.model._meta.concrete_fields}
+        model_fields = {f.name for f in self.model._meta.concrete_fields} | set(LINK_FIELDS)
         changes = {name: form.cleaned_data[name] for name in form.changed_data
                    if name in model_fields and name in form.cleaned_data}
         # What SimpleHistoryAdmin.save_model would do, as this replaces it: the history names the person.
         obj._history_user = request.user
         writes.save_record(request.user, obj, changes)
+        if getattr(request, "_gavel_kept", None):
+            messages.info(request, MSG_REVERT_KEPT_DONE % {"fields": ", ".join(request._gavel_kept)})
 
 
 ADMIN_ONLY_NOTE = _("Only an administrator (superuser) can change these fields.")
+MSG_REVERT_KEPT = _(
+    "This version differs in fields only an administrator can restore: %(fields)s. Those keep their current "
+    "values (shown here); “Revert” restores every other field. To keep everything as it is, go back without "
+    "saving; to restore those fields too, ask an administrator."
+)
+MSG_REVERT_KEPT_DONE = _("Restored every field you may change; kept as they are (only an administrator can restore "
+                         "them): %(fields)s.")
+# The confirmation page sends the change again with this key (see AdminOnlyFieldsMixin.confirm_effects).
+CONFIRMED = "_gavel_confirmed"
 
 
 # --- Providers ----------------------------------------------------------------
@@ -280,19 +442,30 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
 
     @admin.display(description=_("rule judges"))
     def judge_list(self, obj):
-        return ", ".join(obj.rule_judges) or "—"
+        return ", ".join(obj.judge_identifiers()) or "—"
 
     @admin.display(description=_("fallbacks"))
     def fallback_list(self, obj):
-        return ", ".join(obj.fallbacks) or "—"
+        return ", ".join(obj.fallback_identifiers()) or "—"
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("judge_links__judge", "fallback_links__fallback")
 
     def change_view(self, request, object_id, form_url="", extra_context=None):
-        # Warn, on every visit, about judges that could never run (SPEC §7) or are missing.
+        # Warn, on every visit, about judges that could never run (SPEC §7), and say at the place of the
+        # edit which other configurations depend on this one (their judges, fallbacks, escalation).
         if request.method == "GET" and (obj := self.get_object(request, object_id)) is not None:
             from judging.admin_warnings import configuration_warnings
 
             for warning in configuration_warnings(obj):
                 messages.warning(request, warning)
+            used_by = links.referrers(obj)
+            if used_by:
+                names = ", ".join(f"{other} ({links.ROLES[role]})" for other, role in used_by)
+                messages.info(request, _(
+                    "Other configurations depend on this one: %(names)s. Renaming it or changing its provider "
+                    "(or, for a judge, its fallbacks) changes them, so only an administrator can.")
+                    % {"names": names})
         return super().change_view(request, object_id, form_url, extra_context)
 
     # Deleting a configuration that others name would change admin-only state (SPEC §2.3) unseen.
@@ -377,8 +550,8 @@ class ConsumerAdmin(admin.ModelAdmin):
 class GovernanceEventAdmin(admin.ModelAdmin):
     """Append-only: readable with the view permission, never added, changed or deleted here."""
 
-    list_display = ("at", "decision", "check_name", "configuration", "provider", "model", "actor", "mode",
-                    "correlation_link")
+    # Fits 1280 px: provider, model and actor are on the detail page (issue 11).
+    list_display = ("at", "decision", "check_name", "configuration", "subject", "mode", "correlation_link")
     # No filter on an unindexed column: listing its distinct values would scan the whole log.
     list_filter = ("decision", "check_name", "mode", "configuration")
     search_fields = ("=correlation_id", "configuration", "provider", "actor", "model")
@@ -387,7 +560,7 @@ class GovernanceEventAdmin(admin.ModelAdmin):
     # The log grows fast; do not count the whole table on every filtered page.
     show_full_result_count = False
     fields = ("at", "correlation_id", "decision", "check_name", "configuration", "provider", "model", "actor",
-              "mode", "detail_pretty")
+              "mode", "summary", "detail_pretty")
     readonly_fields = fields
 
     @admin.display(description=_("correlation id"))
@@ -395,7 +568,22 @@ class GovernanceEventAdmin(admin.ModelAdmin):
         # Every event of one screening shares the id: link to all of them.
         return format_html('<a href="?{}">{}</a>', urlencode({"q": obj.correlation_id}), obj.correlation_id[:12])
 
-    @admin.display(description=_("detail"))
+    # Append-only: no History button (the change form's object tools are left out).
+    change_form_template = "admin/governance/governanceevent/change_form.html"
+
+    @admin.display(description=_("about"))
+    def subject(self, obj):
+        from governance.event_text import subject
+
+        return subject(obj.detail) or "—"
+
+    @admin.display(description=_("in words"))
+    def summary(self, obj):
+        from governance.event_text import sentence
+
+        return sentence(obj)
+
+    @admin.display(description=_("facts (JSON)"))
     def detail_pretty(self, obj):
         text = json.dumps(obj.detail, indent=2, ensure_ascii=False, default=str)
         return format_html('<pre class="gavel-json">{}</pre>', text)

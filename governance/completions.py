@@ -110,15 +110,13 @@ def model_target(configuration: Configuration, timeout_cap: float | None = None)
 
 def chain_of(configuration: Configuration) -> list[Configuration]:
     """The configuration, then its fallbacks in order — one hop deep, kinds never mixed."""
-    names = [n for n in configuration.fallbacks if n != configuration.identifier]
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
     chain = [configuration]
-    for name in names:
-        fallback = found.get(name)
-        if fallback is None:
-            logger.warning("fallback %s of %s does not exist; skipped", name, configuration.identifier)
-        elif fallback.provider.kind != configuration.provider.kind:
-            logger.warning("fallback %s of %s is of another kind; skipped", name, configuration.identifier)
+    for fallback in configuration.ordered_fallbacks():
+        # Saving refuses a fallback of another kind; a provider's kind changed by a migration or
+        # the shell could still make one, and a call must never cross families (SPEC §6.4).
+        if fallback.provider.kind != configuration.provider.kind:
+            logger.warning("fallback %s of %s is of another kind; skipped", fallback.identifier,
+                           configuration.identifier)
         else:
             chain.append(fallback)
     return chain

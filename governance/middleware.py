@@ -5,6 +5,7 @@ import uuid
 
 from django.core.exceptions import SuspiciousOperation
 from django.http import JsonResponse
+from django.utils.translation import gettext_lazy
 
 from governance.openai.errors import openai_error
 
@@ -100,3 +101,69 @@ class JSONErrorMiddleware:
             return None
         logger.exception("unhandled error on %s (request %s)", request.path, getattr(request, "request_id", "-"))
         return error_response(500, request.path)
+
+
+MSG_BODY_TOO_BIG = gettext_lazy(
+    "The form sent %(size)s; one save may send at most %(limit)s (DATA_UPLOAD_MAX_MEMORY_SIZE). Nothing was saved: "
+    "shorten the longest field, or ask an administrator to raise the limit."
+)
+
+
+class AdminBodyLimitMiddleware:
+    """An admin POST over DATA_UPLOAD_MAX_MEMORY_SIZE goes back to its page with the limit stated (issue 11).
+
+    Django would refuse it with a bare 400 the moment anything reads the body. The browser keeps the
+    input: the admin pages check the size before sending (templates/admin/base_site.html), so this is
+    the answer only when that check could not run.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.conf import settings
+
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE
+        if request.method == "POST" and limit is not None and request.path.startswith("/admin/"):
+            try:
+                size = int(request.META.get("CONTENT_LENGTH") or 0)
+            except ValueError:
+                size = 0
+            if size > limit:
+                from django.contrib import messages
+                from django.http import HttpResponseRedirect
+                from django.template.defaultfilters import filesizeformat
+
+                messages.error(request, MSG_BODY_TOO_BIG % {"size": filesizeformat(size),
+                                                            "limit": filesizeformat(limit)})
+                return HttpResponseRedirect(request.get_full_path(), status=303)
+        return self.get_response(request)
+
+
+def limits(request) -> dict:
+    """Template context: the upload limit the admin pages check before sending a form."""
+    from django.conf import settings
+
+    return {"gavel_upload_limit": settings.DATA_UPLOAD_MAX_MEMORY_SIZE or 0}
+
+
+class UserLanguageMiddleware:
+    """A signed-in person's profile language wins over the browser's Accept-Language (SPEC §1).
+
+    After AuthenticationMiddleware; LocaleMiddleware has already chosen from the request, and its
+    Content-Language header follows whatever is active when the response passes back.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        from django.utils import translation
+
+        user = getattr(request, "user", None)
+        if user is not None and user.is_authenticated and not is_json_path(request.path):
+            language = (getattr(getattr(user, "gavel_profile", None), "language", "") or "")
+            if language:
+                translation.activate(language)
+                request.LANGUAGE_CODE = language
+        return self.get_response(request)

@@ -20,6 +20,15 @@ from simple_history.models import HistoricalRecords
 
 from judging.zones import TRUST_ZONES
 
+# The zones as words (SPEC §7), most trusted first; the stored value stays the code.
+TRUST_ZONE_LABELS = {
+    "local": _("local (this machine or network)"),
+    "private_hosted": _("private hosted"),
+    "external_eu": _("external, EU"),
+    "external_global": _("external, worldwide"),
+}
+TRUST_ZONE_CHOICES = [(zone, TRUST_ZONE_LABELS[zone]) for zone in TRUST_ZONES]
+
 
 def validate_tag_list(value):
     if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
@@ -41,30 +50,48 @@ class Provider(models.Model):
         CHAT = "chat", _("chat")
         DECISION = "decision", _("decision")
 
-    name = models.SlugField(max_length=100, unique=True)
-    kind = models.CharField(max_length=16, choices=Kind.choices, default=Kind.CHAT)
+    name = models.SlugField(_("name"), max_length=100, unique=True,
+                            help_text=_("How configurations and the policy file name this provider: letters, digits, "
+                                        "hyphens."))
+    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.CHAT,
+                            help_text=_("Chat models write text; decision models answer allow / deny / pass "
+                                        "questions and only judge. The two never mix."))
     route = models.CharField(
-        max_length=64, help_text=_("litellm provider prefix, e.g. openai, anthropic, ollama, hosted_vllm")
+        _("route"), max_length=64,
+        help_text=_("litellm provider prefix, e.g. openai, anthropic, ollama, hosted_vllm"),
     )
-    api_base = models.URLField(max_length=500, blank=True, default="")
+    api_base = models.URLField(_("API base"), max_length=500, blank=True, default="",
+                               help_text=_("The address requests go to, e.g. https://eu.api.example.com/v1; blank "
+                                           "uses the route's default."))
     api_key_env = models.CharField(
+        _("key variable"),
         max_length=128,
         blank=True,
         default="",
         help_text=_("Name of the environment variable holding the key. Keys never enter the database."),
     )
     trust_zone = models.CharField(
-        max_length=32, choices=[(z, z) for z in TRUST_ZONES], blank=True, default="",
-        help_text=_("Blank means the provider declares no zone."),
+        _("trust zone"), max_length=32, choices=TRUST_ZONE_CHOICES, blank=True, default="",
+        help_text=_("Where text sent here goes, most trusted first. A judge never reads a text written in a more "
+                    "trusted zone. Blank means the provider declares no zone (counted as external, worldwide)."),
     )
-    timeout = models.PositiveIntegerField(default=30, validators=[MinValueValidator(1)], help_text=_("seconds"))
-    price_per_mtok_in = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
-    price_per_mtok_out = models.DecimalField(max_digits=12, decimal_places=6, null=True, blank=True)
+    timeout = models.PositiveIntegerField(_("timeout"), default=30, validators=[MinValueValidator(1)],
+                                          help_text=_("seconds"))
+    price_per_mtok_in = models.DecimalField(_("price per million input tokens"), max_digits=12, decimal_places=6,
+                                            null=True, blank=True,
+                                            help_text=_("For cost and the daily cost cap; blank uses litellm's "
+                                                        "price map."))
+    price_per_mtok_out = models.DecimalField(_("price per million output tokens"), max_digits=12, decimal_places=6,
+                                             null=True, blank=True,
+                                             help_text=_("For cost and the daily cost cap; blank uses litellm's "
+                                                         "price map."))
 
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("provider")
+        verbose_name_plural = _("providers")
 
     def __str__(self):
         return self.name
@@ -96,36 +123,56 @@ class Configuration(models.Model):
         BLOCK = "block", _("block")
         ALLOW = "allow", _("allow")
 
-    identifier = models.SlugField(max_length=100, unique=True)
-    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="configurations")
-    model = models.CharField(max_length=200)
-    system_prompt = models.TextField(blank=True, default="")
-    temperature = models.FloatField(null=True, blank=True, validators=[MinValueValidator(0), MaxValueValidator(2)])
-    max_tokens = models.PositiveIntegerField(null=True, blank=True)
-    timeout = models.PositiveIntegerField(default=0, help_text=_("seconds; 0 uses the provider's timeout"))
-    # Ordered identifiers of other configurations, one hop deep (SPEC §2.2).
-    fallbacks = models.JSONField(default=list, blank=True)
-    budget_daily_requests = models.PositiveIntegerField(default=0, help_text=_("0 means no cap"))
-    budget_daily_tokens = models.PositiveBigIntegerField(default=0, help_text=_("0 means no cap"))
+    identifier = models.SlugField(_("identifier"), max_length=100, unique=True,
+                                  help_text=_("What a call names (configuration, also) and the policy file uses."))
+    provider = models.ForeignKey(Provider, on_delete=models.PROTECT, related_name="configurations",
+                                 verbose_name=_("provider"), help_text=_("Where the model is reached."))
+    model = models.CharField(_("model"), max_length=200, help_text=_("The provider's model name, e.g. gpt-4o-mini."))
+    system_prompt = models.TextField(_("system prompt"), blank=True, default="",
+                                     help_text=_("Sent first with every call; context snippets are appended."))
+    temperature = models.FloatField(_("temperature"), null=True, blank=True,
+                                    validators=[MinValueValidator(0), MaxValueValidator(2)],
+                                    help_text=_("0 to 2; blank uses the model's default. Judges always use 0."))
+    max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True,
+                                             help_text=_("Longest answer in tokens; blank uses the model's limit."))
+    timeout = models.PositiveIntegerField(_("timeout"), default=0, help_text=_("seconds; 0 uses the provider's timeout"))
+    budget_daily_requests = models.PositiveIntegerField(_("requests per day"), default=0,
+                                                        help_text=_("0 means no cap"))
+    budget_daily_tokens = models.PositiveBigIntegerField(_("tokens per day"), default=0, help_text=_("0 means no cap"))
     budget_daily_cost = models.DecimalField(
-        max_digits=12, decimal_places=4, default=Decimal("0"), help_text=_("0 means no cap")
+        _("cost per day"), max_digits=12, decimal_places=4, default=Decimal("0"), help_text=_("0 means no cap")
     )
-    context_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    rule_mode = models.CharField(max_length=8, choices=RuleMode.choices, default=RuleMode.OFF)
-    rule_tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    # Ordered identifiers of judging configurations (SPEC §6.2).
-    rule_judges = models.JSONField(default=list, blank=True)
-    rule_default = models.CharField(max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK)
-    min_confidence = models.FloatField(default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)])
+    context_tags = models.JSONField(
+        _("context tags"), default=list, blank=True, validators=[validate_tag_list],
+        help_text=_("Snippets and pattern rules with these tags are added to the system prompt, so the model "
+                    "writes by them. Rule tags choose what is checked afterwards."))
+    rule_mode = models.CharField(
+        _("rule mode"), max_length=8, choices=RuleMode.choices, default=RuleMode.OFF,
+        help_text=_("off: rules are not checked. report: the text is delivered with a hint per finding (a shadow "
+                    "mode for trying rules). block: a finding, or a check that failed, stops the text."))
+    rule_tags = models.JSONField(
+        _("rule tags"), default=list, blank=True, validators=[validate_tag_list],
+        help_text=_("Active, not hidden snippets with these tags make the rule set the judges check; pattern rules "
+                    "with these tags are checked by machine."))
+    rule_default = models.CharField(
+        _("rule default"), max_length=8, choices=RuleDefault.choices, default=RuleDefault.BLOCK,
+        help_text=_("In block mode, what happens when every judge passed (none could decide): block stops the "
+                    "text (fail closed); allow delivers it with a “not checked” hint."))
+    min_confidence = models.FloatField(
+        _("min confidence"), default=0.9, validators=[MinValueValidator(0), MaxValueValidator(1)],
+        help_text=_("Decision judges only: an answer less confident than this counts as pass for its rule."))
     # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
     escalation = models.ForeignKey(
-        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+"
+        "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("escalation"),
+        help_text=_("A chat configuration asked once to write the text again when verification fails."),
     )
 
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["identifier"]
+        verbose_name = _("configuration")
+        verbose_name_plural = _("configurations")
 
     def __str__(self):
         return self.identifier
@@ -137,23 +184,6 @@ class Configuration(models.Model):
         errors = {}
         self.context_tags = normalise_tags(self.context_tags)
         self.rule_tags = normalise_tags(self.rule_tags)
-        for field in ("fallbacks", "rule_judges"):
-            value = getattr(self, field)
-            if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-                errors[field] = _("Enter a list of configuration identifiers.")
-                continue
-            if self.identifier and self.identifier in value:
-                errors[field] = _("A configuration cannot name itself.")
-                continue
-            repeated = [v for v in dict.fromkeys(value) if value.count(v) > 1] if field == "rule_judges" else []
-            if repeated:
-                # A judge named twice would be asked twice about one text (SPEC §6.2: at most once).
-                errors[field] = _("A judge may be named only once: %(names)s") % {"names": ", ".join(repeated)}
-                continue
-            known = set(Configuration.objects.filter(identifier__in=value).values_list("identifier", flat=True))
-            missing = [v for v in value if v not in known]
-            if missing:
-                errors[field] = _("Unknown configuration: %(names)s") % {"names": ", ".join(missing)}
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
         from governance.families import configuration_faults
@@ -162,6 +192,132 @@ class Configuration(models.Model):
             errors.setdefault(fault.field, fault.message)
         if errors:
             raise ValidationError(errors)
+
+    # --- The ordered relations (SPEC §2.2 fallbacks, §6.2 rule_judges) ---
+    # Judge chains and fallbacks are rows of JudgeLink / FallbackLink that point at the
+    # configuration itself, so a rename cannot orphan them and a delete is refused
+    # (PROTECT). Writes go through governance.writes.save_record or set_links.
+
+    def ordered_judges(self) -> list["Configuration"]:
+        """The judging configurations, in chain order (each with its provider loaded)."""
+        return [link.judge for link in self._links("judge_links", "judge")]
+
+    def ordered_fallbacks(self) -> list["Configuration"]:
+        """The fallback configurations, in the order they are tried."""
+        return [link.fallback for link in self._links("fallback_links", "fallback")]
+
+    def judge_identifiers(self) -> list[str]:
+        return [judge.identifier for judge in self.ordered_judges()]
+
+    def fallback_identifiers(self) -> list[str]:
+        return [fallback.identifier for fallback in self.ordered_fallbacks()]
+
+    # The old JSON fields' names, kept as read-only views so code written against them reads the
+    # relations and code that assigns them fails loudly instead of setting a forgotten attribute.
+    @property
+    def fallbacks(self) -> list[str]:
+        # While a save is being checked (writes.save_record, the admin form), the fallbacks it would
+        # store: model validation (governance.families) judges the record as it will stand.
+        pending = self.__dict__.get("_pending_fallbacks")
+        return list(pending) if pending is not None else self.fallback_identifiers()
+
+    @fallbacks.setter
+    def fallbacks(self, value):
+        raise TypeError("Configuration.fallbacks is a relation: use writes.save_record or models.set_links.")
+
+    @property
+    def rule_judges(self) -> list[str]:
+        return self.judge_identifiers()
+
+    @rule_judges.setter
+    def rule_judges(self, value):
+        raise TypeError("Configuration.rule_judges is a relation: use writes.save_record or models.set_links.")
+
+    def _links(self, name: str, target: str) -> list:
+        if self.pk is None:
+            return []
+        if name in getattr(self, "_prefetched_objects_cache", {}):
+            return list(getattr(self, name).all())
+        return list(getattr(self, name).select_related(f"{target}__provider"))
+
+
+# Which relation each policy field is, for the code that reads or writes them by name.
+LINK_FIELDS = ("fallbacks", "rule_judges")
+
+
+class JudgeLink(models.Model):
+    """One judge in a configuration's ordered chain (SPEC §6.2)."""
+
+    configuration = models.ForeignKey(
+        Configuration, on_delete=models.CASCADE, related_name="judge_links", verbose_name=_("configuration")
+    )
+    # PROTECT: deleting a judge must never switch judging off behind an administrator's back (SPEC §2.3).
+    judge = models.ForeignKey(
+        Configuration, on_delete=models.PROTECT, related_name="judge_for_links", verbose_name=_("judge")
+    )
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        verbose_name = _("rule judge")
+        verbose_name_plural = _("rule judges")
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "judge"], name="judge_link_unique"),
+            models.CheckConstraint(condition=~models.Q(judge=models.F("configuration")), name="judge_link_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.configuration_id} → {self.judge_id} #{self.position}"
+
+
+class FallbackLink(models.Model):
+    """One fallback of a configuration, tried in order, one hop deep (SPEC §2.2)."""
+
+    configuration = models.ForeignKey(
+        Configuration, on_delete=models.CASCADE, related_name="fallback_links", verbose_name=_("configuration")
+    )
+    fallback = models.ForeignKey(
+        Configuration, on_delete=models.PROTECT, related_name="fallback_for_links", verbose_name=_("fallback")
+    )
+    position = models.PositiveSmallIntegerField(_("position"), default=0)
+
+    class Meta:
+        ordering = ["position", "pk"]
+        verbose_name = _("fallback")
+        verbose_name_plural = _("fallbacks")
+        constraints = [
+            models.UniqueConstraint(fields=["configuration", "fallback"], name="fallback_link_unique"),
+            models.CheckConstraint(condition=~models.Q(fallback=models.F("configuration")),
+                                   name="fallback_link_not_self"),
+        ]
+
+    def __str__(self):
+        return f"{self.configuration_id} → {self.fallback_id} #{self.position}"
+
+
+def set_links(configuration: Configuration, field: str, targets) -> bool:
+    """Make `configuration`'s fallbacks or rule judges exactly `targets` (configurations or identifiers, in
+    order). No validation: people's writes go through governance.writes.save_record, which checks first.
+
+    Returns whether anything changed; an unchanged chain writes nothing (no policy version bump).
+    """
+    model, target = (JudgeLink, "judge") if field == "rule_judges" else (FallbackLink, "fallback")
+    names = [t for t in targets if isinstance(t, str)]
+    pks = dict(Configuration.objects.filter(identifier__in=names).values_list("identifier", "pk")) if names else {}
+    wanted = [pks[t] if isinstance(t, str) else t.pk for t in targets]
+    current = list(model.objects.filter(configuration=configuration).order_by("position", "pk")
+                   .values_list(f"{target}_id", flat=True))
+    if current == wanted:
+        return False
+    model.objects.filter(configuration=configuration).delete()
+    model.objects.bulk_create(
+        [model(configuration=configuration, position=index, **{f"{target}_id": pk}) for index, pk in enumerate(wanted)]
+    )
+    # bulk_create sends no post_save: count the edit once, as every policy edit is (SPEC §11.1).
+    from governance.signals import policy_edited
+
+    policy_edited(model)
+    return True
 
 
 class PolicyVersion(models.Model):
@@ -401,3 +557,23 @@ class Task(models.Model):
 
     def __str__(self):
         return f"{self.get_kind_display()} {self.id}"
+
+
+class UserProfile(models.Model):
+    """What a person sets for themselves: the language Gavel speaks to them in (SPEC §1)."""
+
+    user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="gavel_profile",
+                                verbose_name=_("user"))
+    language = models.CharField(
+        _("language"), max_length=8, blank=True, default="",
+        choices=[("en", "English"), ("de", "Deutsch")],
+        help_text=_("The language of the admin, the review UI and the messages you read; blank follows your "
+                    "browser (Accept-Language)."),
+    )
+
+    class Meta:
+        verbose_name = _("user profile")
+        verbose_name_plural = _("user profiles")
+
+    def __str__(self):
+        return str(self.user)

@@ -17,7 +17,9 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
-from governance.models import Configuration, Provider, normalise_tags
+from governance import links
+from governance.models import (LINK_FIELDS, Configuration, FallbackLink, JudgeLink, Provider, normalise_tags,
+                               set_links)
 from governance.signals import one_bump
 from snippets.models import PatternRule, Snippet
 from termlists.matcher import parse_terms, validate_term
@@ -68,6 +70,8 @@ ENV_NAME_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 LANGUAGE_RE = re.compile(r"^[A-Za-z]{2,3}([-_][A-Za-z0-9]{2,8})*$")
 
 CHANGE_REASON = "policy import"
+# Document paths of the relations, which are rows of their own rather than fields of the configuration.
+LINK_KEYS = {"fallbacks", "rules.judges"}
 
 # --- Messages a person reads (tests assert on them). ---
 
@@ -180,7 +184,7 @@ def export_policy() -> dict:
             "temperature": c.temperature,
             "max_tokens": c.max_tokens,
             "timeout": c.timeout,
-            "fallbacks": list(c.fallbacks),
+            "fallbacks": c.fallback_identifiers(),
             "budget": {
                 "daily_requests": c.budget_daily_requests,
                 "daily_tokens": c.budget_daily_tokens,
@@ -191,12 +195,13 @@ def export_policy() -> dict:
             "rules": {
                 "mode": c.rule_mode,
                 "tags": list(c.rule_tags),
-                "judges": list(c.rule_judges),
+                "judges": c.judge_identifiers(),
                 "default": c.rule_default,
                 "min_confidence": c.min_confidence,
             },
         }
-        for c in Configuration.objects.select_related("provider", "escalation").order_by("identifier")
+        for c in Configuration.objects.select_related("provider", "escalation")
+        .prefetch_related("judge_links__judge", "fallback_links__fallback").order_by("identifier")
     ]
     snippets = [
         {
@@ -545,23 +550,24 @@ def _read_configuration(errors: _Errors, path: str, data: dict) -> _Record:
         "temperature": r.number("temperature", None, minimum=0, maximum=2, nullable=True),
         "max_tokens": r.integer("max_tokens", None, minimum=0, nullable=True),
         "timeout": r.integer("timeout", _default(Configuration, "timeout"), minimum=0, nullable=False),
-        "fallbacks": _identifiers(r, "fallbacks", errors, own=identifier),
         "budget_daily_requests": budget.integer("daily_requests", 0, minimum=0),
         "budget_daily_tokens": budget.integer("daily_tokens", 0, minimum=0),
         "budget_daily_cost": budget.decimal("daily_cost", Decimal("0")),
         "context_tags": normalise_tags(r.strings("context_tags")),
         "rule_mode": rules.choice("mode", Configuration.RuleMode.values, _default(Configuration, "rule_mode")),
         "rule_tags": normalise_tags(rules.strings("tags")),
-        "rule_judges": _identifiers(rules, "judges", errors, own=identifier),
         "rule_default": rules.choice("default", Configuration.RuleDefault.values,
                                      _default(Configuration, "rule_default")),
         "min_confidence": rules.number("min_confidence", _default(Configuration, "min_confidence"),
                                        minimum=0, maximum=1),
     }
-    refs = {"provider": r.string("provider", required=True), "escalation": r.string("escalation", nullable=True)}
+    refs = {"provider": r.string("provider", required=True), "escalation": r.string("escalation", nullable=True),
+            # Relations (JudgeLink, FallbackLink): written once every configuration of the document exists.
+            "fallbacks": _identifiers(r, "fallbacks", errors, own=identifier),
+            "rule_judges": _identifiers(rules, "judges", errors, own=identifier)}
     if refs["escalation"] and refs["escalation"] == identifier:
         r.fail("escalation", MSG_SELF_REFERENCE)
-    paths = {f: CONFIGURATION_PATHS.get(f, f) for f in values}
+    paths = {f: CONFIGURATION_PATHS.get(f, f) for f in [*values, "fallbacks", "rule_judges"]}
     failed = set(r.failed) | {f"budget_{k}" for k in budget.failed} | {
         {"mode": "rule_mode", "tags": "rule_tags", "judges": "rule_judges", "default": "rule_default"}.get(k, k)
         for k in rules.failed
@@ -776,12 +782,13 @@ def _check_references(doc: _Document, errors: _Errors, *, prune: bool) -> None:
         if escalation and escalation != record.name:
             check_configuration(f"{record.path}.escalation", escalation)
         for key, field_name in (("fallbacks", "fallbacks"), ("rules.judges", "rule_judges")):
-            for index, name in _first_mentions(record.values[field_name]):
+            for index, name in _first_mentions(record.refs[field_name]):
                 if name != record.name:
                     check_configuration(f"{record.path}.{key}[{index}]", name)
     for record in doc.records("term_lists"):
         for index, name in _first_mentions(record.refs["configurations"]):
             check_configuration(f"{record.path}.configurations[{index}]", name)
+    _check_links(doc, errors, prune=prune)
 
     if not prune:
         return
@@ -795,6 +802,42 @@ def _check_references(doc: _Document, errors: _Errors, *, prune: bool) -> None:
         for term_list in TermList.objects.prefetch_related("configurations"):
             if not any(c.identifier in configurations for c in term_list.configurations.all()):
                 errors.add("configurations", _(str(MSG_PRUNE_ORPHAN_LIST)) % {"list": term_list.name})
+
+
+def _check_links(doc: _Document, errors: _Errors, *, prune: bool) -> None:
+    """Fallbacks of another kind, fallback loops, judges judging each other in block mode (governance.links),
+    on the policy as it would stand after the import, reported at the document's paths."""
+    stored = links.graph_from_database()
+    old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(stored)}
+    graph = {} if (prune and doc.present("configurations")) else stored
+    kinds = dict(Provider.objects.values_list("name", "kind"))
+    kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})
+    stored_providers = dict(Configuration.objects.values_list("identifier", "provider__name"))
+    paths = {}
+    for record in doc.records("configurations"):
+        if not record.name:
+            continue
+        provider = record.refs.get("provider") or stored_providers.get(record.name)
+        graph[record.name] = links.Node(
+            kind=kinds.get(provider, "chat"), mode=record.values.get("rule_mode") or "off",
+            judges=[n for n in record.refs["rule_judges"] if n], fallbacks=[n for n in record.refs["fallbacks"] if n])
+        paths[record.name] = record.path
+    if doc.present("providers"):
+        # A provider's new kind reaches the stored configurations that run on it.
+        for identifier, node in graph.items():
+            if identifier not in paths and stored_providers.get(identifier) in kinds:
+                node.kind = kinds[stored_providers[identifier]]
+    for problem in links.link_problems(graph):
+        if problem.code in ("self", "twice"):
+            continue  # reported by _identifiers, at the same path
+        if problem.code == "fallback_kind" and problem.source in paths:
+            continue  # reported by _check_families, at the same path
+        if (problem.source, problem.field, problem.target, problem.code) in old:
+            continue  # already so before the import: not this document's doing
+        key = "fallbacks" if problem.field == "fallbacks" else "rules.judges"
+        where = paths.get(problem.source)
+        path = f"{where}.{key}[{problem.index}]" if where else "configurations"
+        errors.add(path, problem.message)
 
 
 def _check_families(doc: _Document, errors: _Errors) -> None:
@@ -811,7 +854,7 @@ def _check_families(doc: _Document, errors: _Errors) -> None:
         kind = provider_kinds.get(provider)
         if kind is None:
             continue  # an unknown provider is reported by the reference check
-        values = {**record.values, "escalation": record.refs.get("escalation")}
+        values = {**record.values, "escalation": record.refs.get("escalation"), "fallbacks": record.refs.get("fallbacks")}
         known = {name: k for name, k in kinds.items() if k is not None}
         for fault in family_faults(kind, provider, values, kinds=known):
             path = f"{record.path}.{record.paths.get(fault.field, fault.field)}"
@@ -834,7 +877,7 @@ def _differences(record: _Record, current: dict) -> list[str]:
             if set(current.get(ref, ())) != set(wanted):
                 changed.append(ref)
         elif (current.get(ref) or "") != (wanted or ""):
-            changed.append(ref)
+            changed.append(record.paths.get(ref, ref))
     return changed
 
 
@@ -843,6 +886,8 @@ def _stored(obj, section: str) -> dict:
     if section == "configurations":
         values["provider"] = obj.provider.name
         values["escalation"] = obj.escalation.identifier if obj.escalation_id else None
+        values["fallbacks"] = obj.fallback_identifiers()
+        values["rule_judges"] = obj.judge_identifiers()
     elif section == "term_lists":
         values["configurations"] = [c.identifier for c in obj.configurations.all()]
     return values
@@ -851,9 +896,9 @@ def _stored(obj, section: str) -> dict:
 READ_FIELDS = {
     "providers": ("name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
                   "price_per_mtok_in", "price_per_mtok_out"),
-    "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout", "fallbacks",
+    "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout",
                        "budget_daily_requests", "budget_daily_tokens", "budget_daily_cost", "context_tags",
-                       "rule_mode", "rule_tags", "rule_judges", "rule_default", "min_confidence"),
+                       "rule_mode", "rule_tags", "rule_default", "min_confidence"),
     "snippets": ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body"),
     "term_lists": ("name", "forbidden", "required", "site", "language", "mode", "message", "is_active"),
     "pattern_rules": ("identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
@@ -875,7 +920,8 @@ def _save(obj) -> None:
 def _existing(section: str) -> dict:
     queryset = MODELS[section].objects.all()
     if section == "configurations":
-        queryset = queryset.select_related("provider", "escalation")
+        queryset = queryset.select_related("provider", "escalation").prefetch_related(
+            "judge_links__judge", "fallback_links__fallback")
     elif section == "term_lists":
         queryset = queryset.prefetch_related("configurations")
     return {getattr(obj, NAME_KEYS[section]): obj for obj in queryset}
@@ -886,6 +932,8 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
     providers = stored["providers"]
     configurations = stored["configurations"]
     pending_escalations: list[tuple[Configuration, str | None]] = []
+    # Judges and fallbacks may name configurations later in the document: linked once every one exists.
+    pending_links: list[tuple[Configuration, _Record]] = []
 
     for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules"):
         for record in doc.records(section):
@@ -920,7 +968,10 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
                     else:
                         pending_escalations.append((obj, wanted))
                         # Only the escalation changes: one save, in the second pass, is enough.
-                        save_now = obj.pk is None or changed != ["escalation"]
+                        save_now = obj.pk is None or any(key not in LINK_KEYS | {"escalation"} for key in changed)
+                if obj.pk is not None and changed and all(key in LINK_KEYS for key in changed):
+                    save_now = False  # only links change: they are rows of their own, written below
+                pending_links.append((obj, record))
             if save_now:
                 _save(obj)
             if section == "term_lists":
@@ -931,6 +982,9 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
             for obj, wanted in pending_escalations:
                 obj.escalation = configurations[wanted]
                 _save(obj)
+            for obj, record in pending_links:
+                for name in LINK_FIELDS:
+                    set_links(obj, name, [configurations[n] for n in record.refs[name] if n])
 
     if not prune:
         return
@@ -945,6 +999,9 @@ def _apply(doc: _Document, report: ImportReport, *, prune: bool, write: bool) ->
             # (kept ones cannot: the references were checked), so unlink them before deleting.
             removed = [obj.pk for name, obj in stored[section].items() if name not in named]
             Configuration.objects.filter(pk__in=removed).update(escalation=None)
+            # Judge and fallback links are PROTECT on their target, and may join two removed configurations.
+            JudgeLink.objects.filter(configuration__in=removed).delete()
+            FallbackLink.objects.filter(configuration__in=removed).delete()
         for name, obj in sorted(stored[section].items()):
             if name in named:
                 continue

@@ -4,6 +4,7 @@ Every variable is documented in the README with its default; the defaults run
 Gavel on SQLite with eager Celery and no other service (SPEC §11.4).
 """
 import os
+from datetime import timedelta
 import sys
 from pathlib import Path
 
@@ -77,6 +78,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "simple_history",
+    "axes",
     "governance",
     "snippets",
     "termlists",
@@ -93,9 +95,14 @@ MIDDLEWARE = [
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
+    "governance.middleware.UserLanguageMiddleware",
+    # Before anything reads the body: an admin form over the upload limit returns to its page, saying the limit.
+    "governance.middleware.AdminBodyLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "simple_history.middleware.HistoryRequestMiddleware",
     "governance.middleware.JSONErrorMiddleware",
+    # Last, as django-axes asks: it turns a lock-out signalled during authentication into the lock-out page.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "governance.urls"
@@ -111,6 +118,7 @@ TEMPLATES = [
                 "django.template.context_processors.request",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
+                "governance.middleware.limits",
             ],
         },
     },
@@ -150,6 +158,20 @@ STATIC_URL = "static/"
 STATIC_ROOT = BASE_DIR / "staticfiles"
 
 LOGIN_URL = "/admin/login/"
+
+# --- Logins that resist guessing (issue 11): django-axes on every Django login ---
+# The axes backend comes first, so every authenticate(request, ...) -- the admin's login, /accounts/login/
+# and any other Django auth login -- is counted and refused while locked, before a password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
+# Failures counted per user name and, separately, per address: either reaching the limit locks.
+AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+AXES_FAILURE_LIMIT = env_int("GAVEL_LOGIN_FAILURE_LIMIT", 10)
+# A lock lifts by itself after this many minutes; an administrator lifts it at once (docs/permissions.md).
+AXES_COOLOFF_TIME = timedelta(minutes=env_int("GAVEL_LOGIN_LOCK_MINUTES", 60))
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "governance.pages.locked_out"
+# The admin's login form names its field "username", as Django's LoginView does.
+AXES_USERNAME_FORM_FIELD = "username"
 
 # --- Celery (SPEC §10, §11.4): eager when no broker is configured. ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
@@ -195,6 +217,10 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
     "COMPONENT_SPLIT_REQUEST": True,
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "governance.api.schema.natural_component_names",
+    ],
     "ENUM_NAME_OVERRIDES": {
         "ScreeningKindEnum": "governance.screening.KINDS",
         "TaskKindEnum": ["queued_task", "field_fill"],
@@ -206,6 +232,8 @@ GAVEL_MAX_TEXT_BYTES = env_int("GAVEL_MAX_TEXT_BYTES", 1024 * 1024)
 # Django refuses bodies above this itself; keep it above Gavel's own limit so
 # Gavel answers the 413 with its error shape.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
+# One term list field (forbidden or required) holds at most this many bytes: well inside one admin save.
+GAVEL_TERM_LIST_MAX_BYTES = env_int("GAVEL_TERM_LIST_MAX_BYTES", 512 * 1024)
 GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
@@ -229,7 +257,8 @@ LOGGING = {
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
     "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "INFO")},
-    "loggers": {"LiteLLM": {"level": "WARNING"}, "httpx": {"level": "WARNING"}},
+    # axes says every successful login at INFO; its lock-outs (WARNING) and gavel.security's stay.
+    "loggers": {"LiteLLM": {"level": "WARNING"}, "httpx": {"level": "WARNING"}, "axes": {"level": "WARNING"}},
 }
 
 # Serve static files (admin, Swagger UI from the sidecar) from the app itself,

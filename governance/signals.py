@@ -46,6 +46,11 @@ def _bump(sender, **kwargs):
     PolicyVersion.bump()
 
 
+def policy_edited(sender) -> None:
+    """Count an edit that sends no model signal (a bulk write of judge or fallback links)."""
+    _bump(sender)
+
+
 for label in POLICY_MODELS:
     model = apps.get_model(label)
     post_save.connect(_bump, sender=model, dispatch_uid=f"policy-version-save-{label}")
@@ -57,3 +62,19 @@ m2m_changed.connect(
     dispatch_uid="policy-version-termlist-scope",
     weak=False,
 )
+
+
+# --- Lock-outs (django-axes, issue 11): every one is logged, with who and from where. ---
+import logging  # noqa: E402
+
+from axes.signals import user_locked_out  # noqa: E402
+
+security_log = logging.getLogger("gavel.security")
+
+
+def _log_lock_out(sender, request=None, username=None, ip_address=None, **kwargs):
+    security_log.warning("login locked out: user name %r from address %s after too many failed attempts",
+                         username or "", ip_address or "-")
+
+
+user_locked_out.connect(_log_lock_out, dispatch_uid="gavel-log-lock-out", weak=False)

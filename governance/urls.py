@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance import health
+from governance import health, pages, policy_admin
 from governance.api import views
 
 api = [
@@ -24,6 +24,10 @@ api = [
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    # Before the admin's own catch-all: the policy file pages live in the admin's namespace and layout.
+    path("admin/policy/export/", admin.site.admin_view(policy_admin.policy_export), name="gavel_policy_export"),
+    path("admin/policy/import/", admin.site.admin_view(policy_admin.policy_import), name="gavel_policy_import"),
+    path("admin/language/", admin.site.admin_view(pages.switch_language), name="gavel_switch_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.openai.urls", "openai"))),

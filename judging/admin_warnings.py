@@ -15,22 +15,13 @@ __all__ = ["configuration_warnings", "rule_numbering_for_snippet", "zone_warning
 
 
 def configuration_warnings(configuration) -> list[str]:
-    """Every reason a judge of `configuration` can never run: zones (SPEC §7), then missing judges."""
-    from governance.models import Configuration
-
+    """Every reason the rules of `configuration` can never be judged: no judge at all, or zones (SPEC §7)."""
     if configuration is None or configuration.pk is None:
         return []
-    names = list(configuration.rule_judges or ())
-    if not names:
+    judges = configuration.ordered_judges()
+    if not judges:
         if configuration.rule_mode != "off":
             return [core.render(messages.WARN_NO_JUDGES, None, configuration=configuration.identifier,
                                 mode=configuration.rule_mode)]
         return []
-    warnings = zone_warnings(configuration)
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
-    for name in names:
-        judge = found.get(name)
-        facts = {"judge": name, "configuration": configuration.identifier}
-        if judge is None:
-            warnings.append(core.render(messages.WARN_UNKNOWN_JUDGE, None, **facts))
-    return warnings
+    return zone_warnings(configuration)

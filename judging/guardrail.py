@@ -61,11 +61,13 @@ def judge_rules(screening) -> None:
                 result = ChainResult(PASS, (JudgeDecision(PASS, "", reason="injection"),))
             else:
                 # Two configurations with the same judges, rules and threshold need one answer, not two.
-                key = (tuple(_judge_names(configuration)), rule_set.key, configuration.min_confidence)
+                judges = configuration.ordered_judges()
+                key = (tuple(judge.pk for judge in judges), rule_set.key, configuration.min_confidence)
                 if key not in answered:
                     # Each configuration's own threshold for its decision judges (SPEC §6.7).
                     own = replace(context, min_confidence=configuration.min_confidence)
-                    answered[key] = run_chain(_judges(configuration, rule_set, written), rule_set, text, own)
+                    answered[key] = run_chain([_ZoneGated(judge, written) for judge in judges], rule_set, text,
+                                              own)
                 result = answered[key]
         except Exception:
             # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
@@ -113,19 +115,6 @@ class _ZoneGated:
                         refused)
             return NotAsked(self.identifier, "zone").decide(rule_set, text, context)
         return judge_for(self.configuration).decide(rule_set, text, context)
-
-
-def _judge_names(configuration) -> list[str]:
-    """The chain's judges in order, each once: a judge named twice is still asked once (SPEC §6.2)."""
-    return list(dict.fromkeys(configuration.rule_judges or ()))
-
-
-def _judges(configuration, rule_set: RuleSet, written: str) -> list:
-    from governance.models import Configuration
-
-    names = _judge_names(configuration)
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
-    return [_ZoneGated(found[name], written) if name in found else NotAsked(name, "no_judge") for name in names]
 
 
 # --- what a finding does ---

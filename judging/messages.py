@@ -17,6 +17,5 @@ WARN_DATA_CLASS = _(
     "Judge %(judge)s can never judge the rules of %(configuration)s: its zone (%(judge_zone)s, counting its "
     "fallbacks) does not admit the data class %(data_class)s of snippet %(snippet)s."
 )
-WARN_UNKNOWN_JUDGE = _("Judge %(judge)s of %(configuration)s does not exist; its place in the chain always passes.")
 WARN_NO_JUDGES = _("%(configuration)s checks rules (mode %(mode)s) but names no judge, so its rules are never checked.")
 

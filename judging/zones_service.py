@@ -62,21 +62,17 @@ def zone_warnings(configuration) -> list[str]:
     reach a judge this list warns about; one naming a more trusted one may not reach a
     judge it does not mention.
     """
-    from governance.models import Configuration
     from judging.rulesets import rule_set_for
 
-    names = list(configuration.rule_judges or ())
-    if not names:
+    judges = configuration.ordered_judges()
+    if not judges:
         return []
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
     written = text_zone(None, configuration)
     rule_set = rule_set_for(configuration)
     warnings: list[str] = []
-    for name in names:
-        judge = found.get(name)
-        if judge is None:
-            continue
+    for judge in judges:
         for facts in _refusals(judging_zone(judge), written, rule_set):
             message = messages.WARN_ZONE if "text_zone" in facts else messages.WARN_DATA_CLASS
-            warnings.append(core.render(message, None, judge=name, configuration=configuration.identifier, **facts))
+            warnings.append(core.render(message, None, judge=judge.identifier,
+                                        configuration=configuration.identifier, **facts))
     return warnings

@@ -7,6 +7,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
+from governance import bulk
 from governance.admin import TagListField
 from snippets.models import PatternRule, Snippet
 
@@ -44,6 +45,7 @@ class SnippetAdmin(SimpleHistoryAdmin):
     form = SnippetAdminForm
     list_display = ("identifier", "name", "tag_list", "rule_count", "sort", "is_active", "hidden", "data_class")
     list_filter = ("is_active", "hidden", "data_class", TagFilter)
+    actions = [bulk.activate, bulk.deactivate]
     search_fields = ("identifier", "name", "body")
     ordering = ("sort", "identifier")
     readonly_fields = ("numbered_body", "rule_numbers")

@@ -9,6 +9,17 @@ from governance.models import normalise_tags, validate_tag_list
 from judging.zones import DATA_CLASSES
 from snippets.patterns import IDENTIFIER_RE
 
+# Data classes as words (SPEC §7), least sensitive first; the stored value stays the code.
+DATA_CLASS_LABELS = {
+    "public_content": _("public content"),
+    "editor_content": _("editor content"),
+    "source_code": _("source code"),
+    "internal_configuration": _("internal configuration"),
+    "system_diagnostics": _("system diagnostics"),
+    "secret_adjacent": _("secret-adjacent"),
+}
+DATA_CLASS_CHOICES = [(name, DATA_CLASS_LABELS[name]) for name in DATA_CLASSES]
+
 
 def validate_rule_identifier(value):
     if not isinstance(value, str) or not IDENTIFIER_RE.match(value):
@@ -25,22 +36,32 @@ def validate_sample_list(value):
 
 
 class Snippet(models.Model):
-    identifier = models.SlugField(max_length=100, unique=True)
-    name = models.CharField(max_length=200)
-    body = models.TextField(blank=True, default="")
-    tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    is_active = models.BooleanField(default=True)
-    hidden = models.BooleanField(default=False)
-    sort = models.IntegerField(default=0)
+    identifier = models.SlugField(_("identifier"), max_length=100, unique=True,
+                                  help_text=_("Stable name; a rule keeps it as its source."))
+    name = models.CharField(_("name"), max_length=200, help_text=_("What a hint shows as the rule's source."))
+    body = models.TextField(_("body"), blank=True, default="",
+                            help_text=_("Each non-empty line is one rule, numbered across the rule set."))
+    tags = models.JSONField(_("tags"), default=list, blank=True, validators=[validate_tag_list],
+                            help_text=_("Configurations pick snippets by tag: context tags add them to the prompt, "
+                                        "rule tags make them rules."))
+    is_active = models.BooleanField(_("active"), default=True,
+                                    help_text=_("Inactive: used nowhere, neither in prompts nor as rules."))
+    hidden = models.BooleanField(_("hidden"), default=False,
+                                 help_text=_("Hidden: still added to prompts by context tags, but never a rule the "
+                                             "judges check."))
+    sort = models.IntegerField(_("sort"), default=0, help_text=_("Lower first; then by identifier."))
     data_class = models.CharField(
-        max_length=32, blank=True, default="", choices=[(c, c) for c in DATA_CLASSES],
-        help_text=_("Blank means undeclared: no constraint on which judge may read it."),
+        _("data class"), max_length=32, blank=True, default="", choices=DATA_CLASS_CHOICES,
+        help_text=_("How sensitive the rules are: a judge whose trust zone does not admit this class never reads "
+                    "them. Blank means undeclared: no constraint on which judge may read it."),
     )
 
     history = HistoricalRecords()
 
     class Meta:
         ordering = ["sort", "identifier"]
+        verbose_name = _("snippet")
+        verbose_name_plural = _("snippets")
 
     def __str__(self):
         return self.name or self.identifier
@@ -96,6 +117,8 @@ class PatternRule(models.Model):
 
     class Meta:
         ordering = ["identifier"]
+        verbose_name = _("pattern rule")
+        verbose_name_plural = _("pattern rules")
 
     def __str__(self):
         return self.identifier

@@ -5,10 +5,12 @@ from django.contrib import admin
 from django.core.exceptions import PermissionDenied
 from django.db.models import Prefetch
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
+from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
+from governance import bulk
 from governance.models import Configuration
 from termlists import messages, services
 from termlists.forms import TermListForm, TryForm
@@ -19,10 +21,12 @@ from termlists.models import TermList
 @admin.register(TermList)
 class TermListAdmin(SimpleHistoryAdmin):
     form = TermListForm
-    list_display = ("name", "mode", "scope", "site", "language", "forbidden_count", "required_count", "is_active")
+    list_display = ("name", "mode", "scope", "site", "language", "forbidden_count", "required_count", "is_active",
+                    "try_link")
     list_filter = ("configurations", "mode", "is_active")
     search_fields = ("name", "forbidden", "required", "message")
     filter_horizontal = ("configurations",)
+    actions = [bulk.activate, bulk.deactivate, bulk.report_mode, bulk.block_mode]
     fieldsets = (
         (None, {"fields": ("name", "mode", "is_active")}),
         (_("Terms (one per line)"), {
@@ -50,6 +54,11 @@ class TermListAdmin(SimpleHistoryAdmin):
     def scope(self, obj):
         return ", ".join(config.identifier for config in obj.configurations.all())
 
+    @admin.display(description=_("try it"))
+    def try_link(self, obj):
+        url = reverse("admin:termlists_termlist_try", args=[obj.pk])
+        return format_html('<a href="{}">{}</a>', url, _("Try it"))
+
     @admin.display(description=_("forbidden"))
     def forbidden_count(self, obj):
         return len(parse_terms(obj.forbidden))
@@ -57,6 +66,16 @@ class TermListAdmin(SimpleHistoryAdmin):
     @admin.display(description=_("required"))
     def required_count(self, obj):
         return len(parse_terms(obj.required))
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        # Say the silent clean-up: repeated terms are folded into one on save (issue 11).
+        for field in ("forbidden", "required"):
+            typed = [line.strip() for line in request.POST.get(field, "").splitlines() if line.strip()]
+            removed = len(typed) - len(parse_terms(getattr(obj, field)))
+            if removed > 0:
+                self.message_user(request, messages.DUPLICATES_REMOVED % {
+                    "count": removed, "field": form.fields[field].label if field in form.fields else field})
 
     # --- the "try it" box ---
     def get_urls(self):

@@ -25,11 +25,30 @@ class TermListForm(forms.ModelForm):
             # The model field cannot say why; a list without scope would silently apply nowhere.
             self.fields["configurations"].error_messages["required"] = messages.SCOPE_REQUIRED
 
+    def clean_forbidden(self):
+        return _within_limit(self.cleaned_data.get("forbidden", ""))
+
+    def clean_required(self):
+        return _within_limit(self.cleaned_data.get("required", ""))
+
     def clean_configurations(self):
         configurations = self.cleaned_data.get("configurations")
         if not configurations:
             raise forms.ValidationError(messages.SCOPE_REQUIRED, code="scope_required")
         return configurations
+
+
+def _within_limit(text: str) -> str:
+    """A term field over GAVEL_TERM_LIST_MAX_BYTES is an error at the field that states the limit (issue 11)."""
+    from django.conf import settings
+    from django.template.defaultfilters import filesizeformat
+
+    size = len((text or "").encode("utf-8"))
+    limit = settings.GAVEL_TERM_LIST_MAX_BYTES
+    if size > limit:
+        raise forms.ValidationError(messages.LIST_TOO_BIG % {"size": filesizeformat(size),
+                                                               "limit": filesizeformat(limit)}, code="too_big")
+    return text
 
 
 class TryForm(forms.Form):

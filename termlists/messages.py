@@ -31,3 +31,8 @@ TRY_UNSAVED = _("The box checks the saved list; save your changes first to try t
 def term_problem(problem: str) -> str:
     """The matcher's reason for refusing a term, in the active language."""
     return str(TERM_PROBLEMS.get(problem, problem))
+LIST_TOO_BIG = _(
+    "This list is %(size)s; a term list holds at most %(limit)s per field (GAVEL_TERM_LIST_MAX_BYTES). Split it "
+    "into two lists."
+)
+DUPLICATES_REMOVED = _("%(field)s: %(count)d repeated term(s) removed; each term is kept once.")

@@ -29,15 +29,14 @@ def configuration(db, provider):
 @pytest.fixture
 def backup(db, provider_server, configuration):
     """A second provider on the same server, and `newsroom` falling back to a configuration on it."""
-    from governance.models import Configuration, Provider
+    from governance.models import Configuration, Provider, set_links
 
     provider = Provider.objects.create(
         name="fallback-test", kind="chat", route="openai", api_base=provider_server.base_url,
         api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
     )
     fallback = Configuration.objects.create(identifier="newsroom-backup", provider=provider, model="backup-model")
-    configuration.fallbacks = ["newsroom-backup"]
-    configuration.save()
+    set_links(configuration, "fallbacks", [fallback])
     return fallback
 
 

@@ -117,6 +117,10 @@ def bad_request(request, exception):
 def permission_denied(request, exception):
     if is_json_path(request.path):
         return error_response(403, request.path)
+    if request.path.startswith("/admin/"):
+        from governance.pages import admin_permission_denied
+
+        return admin_permission_denied(request, exception)
     return defaults.permission_denied(request, exception)
 
 

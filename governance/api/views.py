@@ -10,7 +10,7 @@ from django.utils import translation
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiExample, OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.negotiation import DefaultContentNegotiation
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -75,11 +75,21 @@ class GavelAPIView(APIView):
         return response
 
 
+# Swagger's first "Execute" sends these: each is a valid request for the demo policy (`manage.py seed_demo`).
+# demo-writer is answered by litellm's mock_response, so the completion and the task need no model server.
+SCREENING_EXAMPLE = {"configuration": "demo", "text": "Dear Mandant, we will call you back on Monday."}
+COMPLETION_EXAMPLE = {"configuration": "demo-writer",
+                      "messages": [{"role": "user", "content": "A short meta description for a planning tool."}]}
+TASK_EXAMPLE = {"kind": "queued_task", "configuration": "demo-writer",
+                "messages": [{"role": "user", "content": "A product text for a planning tool."}]}
+
+
 class ScreeningsView(GavelAPIView):
     @extend_schema(
         request=serializers.ScreeningRequestSerializer,
         responses={200: serializers.ScreeningResponseSerializer, **ERRORS},
         summary="Screen an output without generating",
+        examples=[OpenApiExample("Screen a text for the demo policy", request_only=True, value=SCREENING_EXAMPLE)],
     )
     def post(self, request):
         data = self.parsed(serializers.ScreeningRequestSerializer, request)
@@ -102,6 +112,7 @@ class CompletionsView(GavelAPIView):
             **ERRORS,
         },
         summary="Generate through a configuration and screen the answer",
+        examples=[OpenApiExample("Generate with the demo writer", request_only=True, value=COMPLETION_EXAMPLE)],
         description="With `stream: true` the answer is Server-Sent Events: delta, hints, blocked, error, done.",
     )
     def post(self, request):
@@ -223,6 +234,7 @@ class TasksView(GavelAPIView):
         request=serializers.TaskRequestSerializer,
         responses={202: serializers.TaskSerializer, **ERRORS},
         summary="Queue a task or a field fill",
+        examples=[OpenApiExample("Queue a text for the demo writer", request_only=True, value=TASK_EXAMPLE)],
         description="Validated like a completion before anything is queued; a worker generates and screens it.",
     )
     def post(self, request):

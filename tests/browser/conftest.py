@@ -13,6 +13,8 @@ from tests.governance.test_admin import (  # noqa: F401  (fixtures)
 )
 
 CHROMIUM = Path("/usr/bin/chromium")
+# Screenshots are test output: kept under var/ (ignored by git), or where GAVEL_TEST_OUTPUT says.
+OUTPUT = Path(os.environ.get("GAVEL_TEST_OUTPUT") or Path(__file__).resolve().parents[2] / "var" / "test-output")
 CHROMIUM_ARGS = [
     "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
     "--disable-component-update", "--disable-sync",
@@ -52,6 +54,14 @@ def browser():
             os.environ.pop("DJANGO_ALLOW_ASYNC_UNSAFE", None)
         else:
             os.environ["DJANGO_ALLOW_ASYNC_UNSAFE"] = previous
+
+
+@pytest.fixture
+def screenshots() -> Path:
+    """The folder the browser tests save their screenshots in."""
+    folder = OUTPUT / "screenshots"
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
 
 
 @pytest.fixture

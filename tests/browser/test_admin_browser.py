@@ -10,7 +10,7 @@ from governance.models import Configuration
 
 pytestmark = pytest.mark.browser
 
-SCREENSHOT = "/tmp/gavel-admin.png"
+
 
 
 def open_configuration(page, live_server, identifier):
@@ -33,7 +33,8 @@ def test_superuser_changes_the_rule_mode(log_in, live_server, superuser, desk):
     assert Configuration.objects.get(pk=desk.pk).rule_mode == "block"
 
 
-def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in, live_server, policy_editor, desk):
+def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in, live_server, policy_editor, desk,
+                                                                        screenshots):
     page = log_in(policy_editor)
     open_configuration(page, live_server, "desk")
     assert page.locator("select[name=rule_mode]").count() == 0
@@ -43,7 +44,7 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     expect(page.locator("fieldset", has_text="Context and rules")).to_contain_text(
         "Only an administrator (superuser) can change these fields."
     )
-    page.screenshot(path=SCREENSHOT, full_page=True)
+    page.screenshot(path=str(screenshots / "editor-configuration.png"), full_page=True)
 
     # Change what the editor may change, and forge what the editor may not: the whole POST is refused.
     page.fill("input[name=model]", "writer-model-2")
@@ -57,7 +58,11 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     }""")
     page.locator("input[name=_save]").click()
 
-    expect(page.locator("h1")).to_have_text("403 Forbidden")
+    # The refusal in the admin's own layout, naming the fields by label, with a way back (issue 11).
+    expect(page.locator("h1")).to_have_text("Not allowed")
+    expect(page.locator("#site-name")).to_contain_text("Gavel administration")
+    expect(page.locator(".gavel-reason")).to_contain_text("Only an administrator may change: Rule mode")
+    expect(page.get_by_role("link", name="Back to the page you came from")).to_be_visible()
     stored = Configuration.objects.get(pk=desk.pk)
     assert stored.model == "writer-model"
     assert (stored.rule_mode, stored.rule_tags, stored.rule_default) == ("report", ["style", "tone"], "allow")
@@ -72,11 +77,11 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     assert (stored.rule_mode, stored.rule_tags, stored.rule_default) == ("report", ["style", "tone"], "allow")
 
 
-def test_snippet_page_shows_numbered_lines(log_in, live_server, superuser, snippet):
+def test_snippet_page_shows_numbered_lines(log_in, live_server, superuser, snippet, screenshots):
     page = log_in(superuser)
     page.goto(f"{live_server.url}/admin/snippets/snippet/{snippet.pk}/change/")
     lines = page.locator("ol.gavel-lines li")
     expect(lines).to_have_count(3)
     assert [lines.nth(i).get_attribute("value") for i in range(3)] == ["1", "3", "4"]
     expect(lines.nth(1)).to_have_text("Never promise delivery dates.")
-    page.screenshot(path="/tmp/gavel-admin-snippet.png", full_page=True)
+    page.screenshot(path=str(screenshots / "snippet-lines.png"), full_page=True)

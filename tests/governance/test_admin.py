@@ -10,8 +10,8 @@ from django.contrib.auth.models import Permission, User
 from django.test import Client
 from django.urls import reverse
 
-from governance.admin import ConfigurationListField, ListTextField, TagListField
-from governance.models import Configuration, Consumer, GovernanceEvent, Provider
+from governance.admin import ListTextField, OrderedConfigurationsField, TagListField
+from governance.models import Configuration, Consumer, GovernanceEvent, JudgeLink, Provider, set_links
 from snippets.models import Snippet
 
 # What a policy editor may do (SPEC §1): edit policy records, read the log and consumers.
@@ -75,11 +75,14 @@ def judges(gateway):
 @pytest.fixture
 def desk(gateway, judges):
     """A configuration whose admin-only fields all hold non-default values."""
-    return Configuration.objects.create(
+    desk = Configuration.objects.create(
         identifier="desk", provider=gateway, model="writer-model", system_prompt="Write plainly.",
-        fallbacks=["judge-b"], context_tags=["house-style"], rule_mode="report", rule_tags=["style", "tone"],
-        rule_judges=["judge-a"], rule_default="allow", min_confidence=0.8, escalation=judges[1],
+        context_tags=["house-style"], rule_mode="report", rule_tags=["style", "tone"],
+        rule_default="allow", min_confidence=0.8, escalation=judges[1],
     )
+    set_links(desk, "fallbacks", [judges[1]])
+    set_links(desk, "rule_judges", [judges[0]])
+    return desk
 
 
 @pytest.fixture
@@ -109,14 +112,15 @@ def configuration_form(config: Configuration, **overrides) -> dict:
         "temperature": "" if config.temperature is None else config.temperature,
         "max_tokens": "" if config.max_tokens is None else config.max_tokens,
         "timeout": config.timeout,
-        "fallbacks": ", ".join(config.fallbacks),
+        # Picked configurations are sent by primary key, in chain order (one value each).
+        "fallbacks": [c.pk for c in config.ordered_fallbacks()],
         "budget_daily_requests": config.budget_daily_requests,
         "budget_daily_tokens": config.budget_daily_tokens,
         "budget_daily_cost": config.budget_daily_cost,
         "context_tags": ", ".join(config.context_tags),
         "rule_mode": config.rule_mode,
         "rule_tags": ", ".join(config.rule_tags),
-        "rule_judges": ", ".join(config.rule_judges),
+        "rule_judges": [c.pk for c in config.ordered_judges()],
         "rule_default": config.rule_default,
         "min_confidence": config.min_confidence,
         "escalation": config.escalation_id or "",
@@ -132,6 +136,18 @@ def change_url(obj) -> str:
 
 def changelist_url(model) -> str:
     return reverse(f"admin:{model._meta.app_label}_{model._meta.model_name}_changelist")
+
+
+def pks(*identifiers) -> list[int]:
+    found = dict(Configuration.objects.filter(identifier__in=identifiers).values_list("identifier", "pk"))
+    return [found[name] for name in identifiers]
+
+
+def selected_options(html: str, name: str) -> list[str]:
+    """The labels of the selected options of the select called `name`, in page order."""
+    select = re.search(rf'<select[^>]*name="{name}"[^>]*>(.*?)</select>', html, re.S)
+    assert select, f"no select named {name}"
+    return re.findall(r"<option[^>]*selected[^>]*>([^<]*)</option>", select.group(1))
 
 
 def input_value(html: str, name: str) -> str:
@@ -217,57 +233,64 @@ def test_tag_list_field_lower_cases_and_deduplicates():
 
 
 @pytest.mark.django_db
-def test_configuration_list_field_names_unknown_configurations(judges):
-    field = ConfigurationListField(required=False)
-    assert field.clean("judge-b, judge-a") == ["judge-b", "judge-a"]
+def test_ordered_configurations_field_keeps_the_order_given(judges):
+    field = OrderedConfigurationsField(JudgeLink._meta.get_field("judge"))
+    a, b = judges
+    assert field.clean([str(b.pk), str(a.pk)]) == [b, a]
+    assert field.clean([]) == []
     with pytest.raises(Exception) as refused:
-        field.clean("judge-a, ghost, phantom")
-    assert "Unknown configuration: ghost, phantom" in str(refused.value)
+        field.clean([str(a.pk), "999999"])
+    assert "Select a valid choice" in str(refused.value)
 
 
-def test_configuration_form_shows_lists_as_comma_separated_text(superuser_client, desk):
+def test_configuration_form_shows_chains_in_order_and_tags_as_text(superuser_client, desk, judges):
+    set_links(desk, "rule_judges", [judges[1], judges[0]])
     html = superuser_client.get(change_url(desk)).content.decode()
     assert input_value(html, "rule_tags") == "style, tone"
-    assert input_value(html, "rule_judges") == "judge-a"
-    assert input_value(html, "fallbacks") == "judge-b"
+    assert selected_options(html, "rule_judges") == ["judge-b", "judge-a"]
+    assert selected_options(html, "fallbacks") == ["judge-b"]
     assert input_value(html, "context_tags") == "house-style"
+    # The pickers search configurations as the person types (the admin's autocomplete).
+    assert 'data-ajax--url="/admin/autocomplete/"' in html
 
 
-def test_configuration_lists_are_saved_as_json_lists(superuser_client, desk):
+def test_configuration_chains_are_saved_in_the_order_picked(superuser_client, desk, judges):
+    other = Configuration.objects.create(identifier="spare", provider=desk.provider, model="m")
     response = superuser_client.post(change_url(desk), configuration_form(
-        desk, fallbacks="judge-b, judge-a", rule_judges=" judge-b,judge-a, judge-b ",
+        desk, fallbacks=pks("spare", "judge-b"), rule_judges=pks("judge-b", "judge-a"),
         rule_tags="Tone,  STYLE, tone, ", context_tags="",
     ))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
-    assert desk.fallbacks == ["judge-b", "judge-a"]
-    assert desk.rule_judges == ["judge-b", "judge-a"]
+    assert desk.fallback_identifiers() == ["spare", "judge-b"]
+    assert desk.judge_identifiers() == ["judge-b", "judge-a"]
     assert desk.rule_tags == ["tone", "style"]
     assert desk.context_tags == []
-    # And back: the saved lists show as the text they were typed as.
+    # And back, in the same order.
     html = superuser_client.get(change_url(desk)).content.decode()
     assert input_value(html, "rule_tags") == "tone, style"
-    assert input_value(html, "rule_judges") == "judge-b, judge-a"
+    assert selected_options(html, "rule_judges") == ["judge-b", "judge-a"]
+    assert other.pk in [c.pk for c in desk.ordered_fallbacks()]
 
 
-def test_unknown_configurations_are_named_and_nothing_is_saved(superuser_client, desk):
+def test_an_unknown_configuration_is_refused_and_nothing_is_saved(superuser_client, desk):
     response = superuser_client.post(change_url(desk), configuration_form(
-        desk, model="changed-model", fallbacks="judge-a, ghost", rule_judges="phantom",
+        desk, model="changed-model", fallbacks=[*pks("judge-a"), 999999],
     ))
     assert response.status_code == 200
-    html = response.content.decode()
-    assert "Unknown configuration: ghost" in html
-    assert "Unknown configuration: phantom" in html
+    assert "Select a valid choice" in response.content.decode()
     desk.refresh_from_db()
     assert desk.model == "writer-model"
-    assert desk.fallbacks == ["judge-b"]
-    assert desk.rule_judges == ["judge-a"]
+    assert desk.fallback_identifiers() == ["judge-b"]
+    assert desk.judge_identifiers() == ["judge-a"]
 
 
 def test_a_configuration_cannot_fall_back_to_itself(superuser_client, desk):
-    response = superuser_client.post(change_url(desk), configuration_form(desk, fallbacks="desk"))
+    # The picker does not offer the configuration itself; a forged value is still refused.
+    response = superuser_client.post(change_url(desk), configuration_form(desk, fallbacks=[desk.pk]))
     assert response.status_code == 200
-    assert "A configuration cannot name itself." in response.content.decode()
+    assert "Select a valid choice" in response.content.decode()
+    assert desk.fallback_identifiers() == ["judge-b"]
 
 
 def test_snippet_tags_round_trip(superuser_client, snippet):

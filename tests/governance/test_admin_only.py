@@ -25,10 +25,11 @@ CONFIGURATION_LOCKED = ADMIN_ONLY_FIELDS["governance.configuration"]
 PROVIDER_LOCKED = ADMIN_ONLY_FIELDS["governance.provider"]
 
 
-def forged_configuration_post(escalation_pk) -> dict:
-    """Form values for every admin-only configuration field, each different from the `desk` fixture's."""
+def forged_configuration_post(escalation_pk, judge_pk=0) -> dict:
+    """Form values for every admin-only configuration field, each different from the `desk` fixture's
+    (given judge-a as `escalation_pk` and judge-b as `judge_pk`)."""
     return {
-        "context_tags": "forged", "rule_mode": "block", "rule_tags": "forged, other", "rule_judges": "judge-b",
+        "context_tags": "forged", "rule_mode": "block", "rule_tags": "forged, other", "rule_judges": [judge_pk],
         "rule_default": "block", "min_confidence": "0.1", "escalation": escalation_pk,
     }
 
@@ -52,9 +53,11 @@ def test_forged_values_cover_every_admin_only_field():
 
 
 def snapshot(obj, names) -> dict:
-    """The stored values of `names`, read fresh from the database."""
+    """The stored values of `names`, read fresh from the database (a chain as its identifiers)."""
     fresh = type(obj).objects.get(pk=obj.pk)
-    return {name: getattr(fresh, fresh._meta.get_field(name).attname) for name in names}
+    links = {"rule_judges": "judge_identifiers", "fallbacks": "fallback_identifiers"}
+    return {name: getattr(fresh, links[name])() if name in links else getattr(fresh, fresh._meta.get_field(name).attname)
+            for name in names}
 
 
 def provider_post(provider, **overrides) -> dict:
@@ -74,8 +77,11 @@ def as_the_page_sends_it(model, data: dict) -> dict:
 
 
 def stored_row(obj) -> dict:
-    """Every stored column of the record, read fresh from the database."""
-    return type(obj).objects.filter(pk=obj.pk).values().get()
+    """Every stored column of the record, and a configuration's chains, read fresh from the database."""
+    row = type(obj).objects.filter(pk=obj.pk).values().get()
+    if isinstance(obj, Configuration):
+        row["chains"] = snapshot(obj, ["rule_judges", "fallbacks"])
+    return row
 
 
 def readonly_text(html: str, label: str) -> str | None:
@@ -85,21 +91,23 @@ def readonly_text(html: str, label: str) -> str | None:
 
 
 def label_of(model, name: str) -> str:
-    return capfirst(model._meta.get_field(name).verbose_name)
+    if name == "rule_judges":  # a relation of its own (JudgeLink), labelled by the form
+        return "Rule judges"
+    return str(capfirst(model._meta.get_field(name).verbose_name))
 
 
 # --- (a) The admin ----------------------------------------------------------------
 
 
 def test_superuser_edits_admin_only_configuration_fields(superuser_client, superuser, desk, judges):
-    forged = forged_configuration_post(judges[0].pk)
+    forged = forged_configuration_post(judges[0].pk, judges[1].pk)
     response = superuser_client.post(change_url(desk), configuration_form(desk, **forged))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
     assert desk.context_tags == ["forged"]
     assert desk.rule_mode == "block"
     assert desk.rule_tags == ["forged", "other"]
-    assert desk.rule_judges == ["judge-b"]
+    assert desk.judge_identifiers() == ["judge-b"]
     assert desk.rule_default == "block"
     assert desk.min_confidence == pytest.approx(0.1)
     assert desk.escalation == judges[0]
@@ -147,14 +155,14 @@ def test_policy_editor_reads_the_stored_values(editor_client, desk):
     assert "<select name=\"rule_mode\"" not in html
 
 
-def test_policy_editor_saves_the_fields_the_page_offers(editor_client, desk):
+def test_policy_editor_saves_the_fields_the_page_offers(editor_client, desk, judges):
     before = snapshot(desk, CONFIGURATION_LOCKED)
     response = editor_client.post(change_url(desk), as_the_page_sends_it(Configuration, configuration_form(
-        desk, model="new-model", system_prompt="Write warmly.", fallbacks="judge-a",
+        desk, model="new-model", system_prompt="Write warmly.", fallbacks=[judges[0].pk],
     )))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
-    assert (desk.model, desk.system_prompt, desk.fallbacks) == ("new-model", "Write warmly.", ["judge-a"])
+    assert (desk.model, desk.system_prompt, desk.fallback_identifiers()) == ("new-model", "Write warmly.", ["judge-a"])
     assert snapshot(desk, CONFIGURATION_LOCKED) == before
 
 
@@ -172,7 +180,7 @@ def test_policy_editor_saves_a_provider_as_the_page_offers_it(editor_client, gat
 def test_forged_configuration_post_is_refused_whole(editor_client, desk, judges, name):
     # One forged field is enough; the ordinary change beside it is not saved either.
     before = stored_row(desk)
-    forged = {name: forged_configuration_post(judges[0].pk)[name]}
+    forged = {name: forged_configuration_post(judges[0].pk, judges[1].pk)[name]}
     response = editor_client.post(change_url(desk), {
         **as_the_page_sends_it(Configuration, configuration_form(desk, model="new-model")), **forged,
     })
@@ -200,7 +208,7 @@ def test_forged_provider_post_is_refused_whole(editor_client, gateway, name):
 
 ADD_FORM = {
     "identifier": "fresh", "model": "fresh-model", "system_prompt": "", "temperature": "", "max_tokens": "",
-    "timeout": 0, "fallbacks": "", "budget_daily_requests": 0, "budget_daily_tokens": 0, "budget_daily_cost": 0,
+    "timeout": 0, "budget_daily_requests": 0, "budget_daily_tokens": 0, "budget_daily_cost": 0,
     "_save": "Save",
 }
 
@@ -210,13 +218,14 @@ def test_policy_editor_adds_a_configuration_with_the_defaults(editor_client, gat
     assert response.status_code == 302, response.content.decode()[:2000]
     fresh = Configuration.objects.get(identifier="fresh")
     assert snapshot(fresh, CONFIGURATION_LOCKED) == {
-        name: getattr(Configuration(), Configuration._meta.get_field(name).attname) for name in CONFIGURATION_LOCKED
+        name: [] if name == "rule_judges" else getattr(Configuration(), Configuration._meta.get_field(name).attname)
+        for name in CONFIGURATION_LOCKED
     }
 
 
 def test_forged_add_is_refused(editor_client, gateway, judges):
     response = editor_client.post(reverse("admin:governance_configuration_add"), {
-        **ADD_FORM, "provider": gateway.pk, **forged_configuration_post(judges[0].pk),
+        **ADD_FORM, "provider": gateway.pk, **forged_configuration_post(judges[0].pk, judges[1].pk),
     })
     assert response.status_code == 403
     assert not Configuration.objects.filter(identifier="fresh").exists()
@@ -245,15 +254,17 @@ def test_policy_editor_cannot_add_a_provider(editor_client, db):
     assert not Provider.objects.filter(name="rogue").exists()
 
 
-def test_a_broken_read_only_field_is_named_not_a_server_error(editor_client, desk):
-    # The judge named in rule_judges is gone; the editor cannot fix it, but is told why the save fails.
-    Configuration.objects.filter(identifier="judge-a").delete()
+def test_a_judge_in_a_chain_cannot_be_deleted_so_the_chain_cannot_break(editor_client, desk):
+    # Chains are relations (issue 11): the row a chain points at is protected, and the editor's save goes on.
+    from django.db.models import ProtectedError
+
+    with pytest.raises(ProtectedError):
+        Configuration.objects.filter(identifier="judge-a").delete()
     response = editor_client.post(change_url(desk), as_the_page_sends_it(Configuration, configuration_form(
         desk, model="new-model",
     )))
-    assert response.status_code == 200
-    assert "rule_judges: Unknown configuration: judge-a" in response.content.decode()
-    assert Configuration.objects.get(pk=desk.pk).model == "writer-model"
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Configuration.objects.get(pk=desk.pk).judge_identifiers() == ["judge-a"]
 
 
 def test_admin_save_refuses_even_when_the_form_forgets_to_lock(editor_client, desk, judges, monkeypatch):
@@ -267,7 +278,7 @@ def test_admin_save_refuses_even_when_the_form_forgets_to_lock(editor_client, de
     ])
     before = snapshot(desk, CONFIGURATION_LOCKED)
     response = editor_client.post(change_url(desk), configuration_form(
-        desk, model="sneaky-model", **forged_configuration_post(judges[0].pk)
+        desk, model="sneaky-model", **forged_configuration_post(judges[0].pk, judges[1].pk)
     ))
     assert response.status_code == 403
     desk.refresh_from_db()
@@ -284,7 +295,9 @@ def test_service_refuses_a_policy_editor_each_configuration_field(policy_editor,
     with pytest.raises(PermissionDenied) as refused:
         save_record(policy_editor, Configuration.objects.get(pk=desk.pk),
                     {"model": "other-model", name: FORGED_CONFIGURATION[name]})
-    assert str(refused.value) == f"Only an administrator may change: {name}"
+    # The field as a person knows it (its label), and what to do.
+    assert str(refused.value) == (f"Only an administrator may change: {label_of(Configuration, name)}. Ask an "
+                                  "administrator to make this change, or leave these fields as they are.")
     assert snapshot(desk, CONFIGURATION_LOCKED + ("model",)) == before
 
 
@@ -301,12 +314,13 @@ def test_service_accepts_a_superuser(superuser, desk, judges):
     assert saved.pk == desk.pk
     stored = snapshot(desk, CONFIGURATION_LOCKED)
     assert stored == {**FORGED_CONFIGURATION, "escalation": judges[0].pk}
+    assert desk.judge_identifiers() == ["judge-b"]
 
 
 def test_service_lets_a_policy_editor_change_the_other_fields(policy_editor, desk):
     save_record(policy_editor, desk, {"model": "other-model", "fallbacks": ["judge-a"], "budget_daily_requests": 50})
     desk.refresh_from_db()
-    assert (desk.model, desk.fallbacks, desk.budget_daily_requests) == ("other-model", ["judge-a"], 50)
+    assert (desk.model, desk.fallback_identifiers(), desk.budget_daily_requests) == ("other-model", ["judge-a"], 50)
 
 
 def test_service_lets_a_policy_editor_resend_unchanged_admin_only_values(policy_editor, desk):

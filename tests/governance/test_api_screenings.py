@@ -217,13 +217,14 @@ def test_short_text_is_not_judged(api, configuration):
 
 
 def _judged_configuration(configuration, provider):
-    from governance.models import Configuration
+    from governance.models import Configuration, set_links
     from snippets.models import Snippet
 
     Snippet.objects.create(identifier="tone", name="Tone", tags=["style"], body="Address the reader formally.")
     judge = Configuration.objects.create(identifier="judge", provider=provider, model="judge-model")
-    configuration.rule_mode, configuration.rule_tags, configuration.rule_judges = "block", ["style"], [judge.identifier]
+    configuration.rule_mode, configuration.rule_tags = "block", ["style"]
     configuration.save()
+    set_links(configuration, "rule_judges", [judge])
 
 
 def test_tool_arguments_are_judged_when_no_tools_were_offered(api, configuration, provider, provider_server):

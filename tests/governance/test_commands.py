@@ -63,7 +63,7 @@ def test_import_policy_from_a_file_then_again_changes_nothing(tmp_path):
 def test_import_policy_reads_standard_input():
     out, _ = run("import_policy", "-", stdin=example_yaml())
     assert "9 created" in out
-    assert Configuration.objects.get(identifier="newsroom").fallbacks == ["newsroom-local"]
+    assert Configuration.objects.get(identifier="newsroom").fallback_identifiers() == ["newsroom-local"]
 
 
 def test_import_policy_dry_run_prints_and_writes_nothing():

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from governance.models import Configuration, GovernanceEvent
+from governance.models import Configuration, GovernanceEvent, set_links
 from snippets.services import forget_compiled
 from tests.governance.test_streams import done_of, events_of, stream
 from tests.snippets.conftest import check_of, finished, rules, set_mode  # noqa: F401  (fixture)
@@ -135,8 +135,8 @@ def test_the_first_answer_is_not_judged_when_it_escalates(api, escalating, provi
 
     Snippet.objects.create(identifier="tone", name="Tone", tags=["legal"], body="Address the reader formally.")
     Configuration.objects.create(identifier="judge", provider=provider, model="judge-model")
-    escalating.rule_judges = ["judge"]
     set_mode(escalating, "report")
+    set_links(escalating, "rule_judges", ["judge"])
     answers(provider_server, VIOLATING, CLEAN)
     provider_server.script([{"for_model": "judge-model", "text": json.dumps({"violations": []})}])
 

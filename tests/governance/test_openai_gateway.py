@@ -53,15 +53,16 @@ def client(gavel):
 @pytest.fixture
 def rules(provider, configuration):
     """`newsroom` checks a two-rule set with a chat judge (model `judge-model`) on the same provider server."""
+    from governance.models import set_links
     from snippets.models import Snippet
 
     Snippet.objects.create(identifier="house_style", name="House style", tags=["style"],
                            body="Headlines carry no exclamation mark.\nNever promise a delivery date.")
     Configuration.objects.create(identifier="style-judge", provider=provider, model="judge-model")
     configuration.rule_tags = ["style"]
-    configuration.rule_judges = ["style-judge"]
     configuration.rule_mode = "report"
     configuration.save()
+    set_links(configuration, "rule_judges", ["style-judge"])
     return configuration
 
 

@@ -223,7 +223,7 @@ def test_missing_keys_take_the_defaults_of_spec_section_2():
     assert (provider.kind, provider.timeout, provider.trust_zone, provider.api_base) == ("chat", 30, "", "")
     config = Configuration.objects.get(identifier="c")
     assert (config.rule_mode, config.rule_default, config.min_confidence, config.timeout) == ("off", "block", 0.9, 0)
-    assert config.budget_daily_requests == 0 and config.fallbacks == [] and config.escalation is None
+    assert config.budget_daily_requests == 0 and config.fallback_identifiers() == [] and config.escalation is None
     snippet = Snippet.objects.get(identifier="s")
     assert snippet.is_active and not snippet.hidden and snippet.body == "" and snippet.data_class == ""
     term_list = TermList.objects.get(name="L")
@@ -427,7 +427,7 @@ def test_references_may_point_forward_within_the_document():
     writer = Configuration.objects.get(identifier="writer")
     assert writer.escalation.identifier == "careful-writer"
     assert Configuration.objects.get(identifier="careful-writer").escalation == writer
-    assert writer.provider.name == "later" and writer.rule_judges == ["judge"]
+    assert writer.provider.name == "later" and writer.judge_identifiers() == ["judge"]
     assert list(TermList.objects.get().configurations.values_list("identifier", flat=True)) == ["writer"]
     # The two-pass escalation is still idempotent.
     assert not policy.import_policy(document).has_changes

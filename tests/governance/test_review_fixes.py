@@ -19,7 +19,7 @@ from rest_framework.test import APIClient
 from governance import policy
 from governance.admin import ConfigurationAdmin
 from governance.api.views import ScreeningsView
-from governance.models import THROTTLE_RATE_RE, Configuration, Consumer, PolicyVersion
+from governance.models import THROTTLE_RATE_RE, Configuration, Consumer, PolicyVersion, set_links
 from governance.writes import configuration_delete_blockers
 from termlists.models import TermList
 from tests.governance.test_admin import gateway, superuser, superuser_client  # noqa: F401  (fixtures)
@@ -236,8 +236,8 @@ def referenced(gateway):
     """`target` is named by others in every way; `loner` by nobody."""
     target = Configuration.objects.create(identifier="target", provider=gateway, model="m")
     loner = Configuration.objects.create(identifier="loner", provider=gateway, model="m")
-    Configuration.objects.create(identifier="by-fallback", provider=gateway, model="m", fallbacks=["target"])
-    Configuration.objects.create(identifier="by-judge", provider=gateway, model="m", rule_judges=["target"])
+    set_links(Configuration.objects.create(identifier="by-fallback", provider=gateway, model="m"), "fallbacks", [target])
+    set_links(Configuration.objects.create(identifier="by-judge", provider=gateway, model="m"), "rule_judges", [target])
     Configuration.objects.create(identifier="by-escalation", provider=gateway, model="m", escalation=target)
     only = TermList.objects.create(name="Only target")
     only.configurations.set([target])

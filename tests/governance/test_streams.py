@@ -17,14 +17,15 @@ FORTY_WORDS = " ".join(f"word{i}" for i in range(40))
 @pytest.fixture
 def rules(db, provider, configuration):
     """`newsroom` with a two-rule set and a chat judge on the same provider server."""
+    from governance.models import set_links
     from snippets.models import Snippet
 
     Snippet.objects.create(identifier="house_style", name="House style", tags=["style"],
                            body="Headlines carry no exclamation mark.\nNever promise a delivery date.")
     Configuration.objects.create(identifier="style-judge", provider=provider, model="judge-model")
     configuration.rule_tags = ["style"]
-    configuration.rule_judges = ["style-judge"]
     configuration.save()
+    set_links(configuration, "rule_judges", ["style-judge"])
     return configuration
 
 

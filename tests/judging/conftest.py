@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from governance.models import set_links
+
 JUDGE_MODEL = "judge-model"
 
 # Forty words; "zebracorn", "quokkaflux" and "marmalith" mark the text so a test can tell
@@ -50,10 +52,10 @@ def ruled(configuration, judge, snippets):
 def set_rules(configuration, mode, *, judges=None, tags=("style",), default="block"):
     configuration.rule_mode = mode
     configuration.rule_tags = list(tags)
-    if judges is not None:
-        configuration.rule_judges = list(judges)
     configuration.rule_default = default
     configuration.save()
+    if judges is not None:
+        set_links(configuration, "rule_judges", list(judges))
     return configuration
 
 

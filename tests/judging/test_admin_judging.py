@@ -2,7 +2,7 @@
 import pytest
 from django.urls import reverse
 
-from governance.models import Configuration, Provider
+from governance.models import Configuration, Provider, set_links
 from snippets.models import Snippet
 from tests.governance.test_admin import superuser, superuser_client  # noqa: F401  (fixtures)
 from tests.judging.conftest import set_rules
@@ -30,8 +30,9 @@ def test_the_snippet_page_shows_the_numbering_of_each_configuration(superuser_cl
     set_rules(configuration, "report", judges=["judge"])  # style: tone (rules 1-2), legal (rule 3)
     # `shop` reads an intro snippet first, so it numbers tone's lines from 2.
     Snippet.objects.create(identifier="intro", name="Intro", tags=["intro"], sort=0, body="Greet the reader.")
-    Configuration.objects.create(identifier="shop", provider=provider, model="test-model", rule_mode="block",
-                                 rule_tags=["intro", "style"], rule_judges=["judge"])
+    shop = Configuration.objects.create(identifier="shop", provider=provider, model="test-model", rule_mode="block",
+                                        rule_tags=["intro", "style"])
+    set_links(shop, "rule_judges", ["judge"])
     url = reverse("admin:snippets_snippet_change", args=[tone.pk])
 
     page = superuser_client.get(url).content.decode()

@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 
 from governance import policy
 from governance.models import Configuration, Provider
+from governance.writes import save_record
 from tests.governance.test_admin import change_url, configuration_form, superuser, superuser_client  # noqa: F401
 
 pytestmark = pytest.mark.django_db
@@ -58,27 +59,25 @@ def test_an_escalation_is_a_chat_configuration(writer, decider):
         "configuration."]}
 
 
-def test_fallbacks_stay_in_their_family_both_ways(writer, decider):
-    writer.fallbacks = ["decider"]
+def test_fallbacks_stay_in_their_family_both_ways(writer, decider, superuser):  # noqa: F811
     with pytest.raises(ValidationError) as refused:
-        writer.full_clean()
+        save_record(superuser, writer, {"fallbacks": ["decider"]})
     assert refused.value.message_dict == {"fallbacks": [
         "Fallback decider is a decision configuration; a chat configuration falls back only to chat configurations."]}
-    writer.fallbacks = []
-    decider.fallbacks = ["writer"]
     with pytest.raises(ValidationError) as refused:
-        decider.full_clean()
+        save_record(superuser, decider, {"fallbacks": ["writer"]})
     assert list(refused.value.message_dict) == ["fallbacks"]
+    assert writer.fallback_identifiers() == [] and decider.fallback_identifiers() == []
 
 
-def test_a_decision_configuration_that_only_judges_is_accepted(decider, decisions):
+def test_a_decision_configuration_that_only_judges_is_accepted(decider, decisions, superuser):  # noqa: F811
     Configuration.objects.create(identifier="decider-2", provider=decisions, model="jev-2")
-    decider.fallbacks = ["decider-2"]
-    decider.timeout = 10
-    decider.full_clean()  # judging settings only: accepted
-    writer = Configuration(identifier="desk", provider=Provider.objects.create(name="w", route="openai"), model="m",
-                           rule_mode="block", rule_judges=["decider"], system_prompt="Write.")
-    writer.full_clean()  # a chat configuration may be judged by a decision judge
+    save_record(superuser, decider, {"fallbacks": ["decider-2"], "timeout": 10})  # judging settings only: accepted
+    Provider.objects.create(name="w", route="openai")
+    desk = save_record(superuser, Configuration, {  # a chat configuration may be judged by a decision judge
+        "identifier": "desk", "provider": "w", "model": "m", "rule_mode": "block", "rule_judges": ["decider"],
+        "system_prompt": "Write."})
+    assert desk.judge_identifiers() == ["decider"]
 
 
 def test_a_provider_cannot_change_kind_under_its_chat_configurations(chat, writer):

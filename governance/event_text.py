@@ -1,0 +1,88 @@
+"""The governance log read by people (issue 11): what an event is about, and its facts as one sentence in
+the reader's language. Rendered from the stored facts only (SPEC §2.7), never from text a model wrote."""
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from governance import messages as core
+
+DECISIONS = {
+    "blocked": gettext_lazy("Stopped"),
+    "reported": gettext_lazy("Delivered with hints"),
+    "not_checked": gettext_lazy("Not checked"),
+    "redacted": gettext_lazy("Secrets masked"),
+    "escalated": gettext_lazy("Escalated"),
+    "unverified": gettext_lazy("Not verified"),
+    "budget_refused": gettext_lazy("Refused over budget"),
+    "accepted": gettext_lazy("Accepted in review"),
+    "rejected": gettext_lazy("Rejected in review"),
+}
+CHECKS = {
+    "secret_redaction": gettext_lazy("secret redaction"),
+    "term_list": gettext_lazy("term list"),
+    "pattern_rules": gettext_lazy("pattern rules"),
+    "citations": gettext_lazy("citations"),
+    "rules_judge": gettext_lazy("rules judge"),
+    "budget": gettext_lazy("budget"),
+    "field": gettext_lazy("field fill"),
+    "review": gettext_lazy("review"),
+}
+
+
+def subject(detail: dict) -> str:
+    """What the event is about, by name: the term list, the rules, or the judges."""
+    detail = detail if isinstance(detail, dict) else {}
+    if detail.get("list"):
+        return str(detail["list"])
+    names = []
+    for rule in detail.get("rules") or ():
+        if isinstance(rule, dict):
+            names.append(str(rule.get("identifier") or (f"#{rule['number']}" if "number" in rule else "")))
+    judges = [str(j.get("judge")) for j in detail.get("judges") or () if isinstance(j, dict) and j.get("judge")]
+    parts = [", ".join(n for n in names if n), ", ".join(dict.fromkeys(judges))]
+    return " · ".join(p for p in parts if p)
+
+
+def sentence(event) -> str:
+    """The event's facts as one sentence, in the active language."""
+    detail = event.detail if isinstance(event.detail, dict) else {}
+    decision = str(DECISIONS.get(event.decision, event.decision))
+    check = str(CHECKS.get(event.check_name, event.check_name))
+    parts = [_("%(decision)s by the %(check)s check") % {"decision": decision, "check": check}]
+    if event.configuration:
+        parts[0] += " " + _("for configuration %(configuration)s") % {"configuration": event.configuration}
+    if detail.get("list"):
+        if detail.get("terms"):
+            parts.append(_("term list “%(list)s” found: %(terms)s") % {
+                "list": detail["list"], "terms": ", ".join(map(str, detail["terms"]))})
+        if detail.get("missing"):
+            parts.append(_("term list “%(list)s” misses: %(terms)s") % {
+                "list": detail["list"], "terms": ", ".join(map(str, detail["missing"]))})
+    rules = [r for r in detail.get("rules") or () if isinstance(r, dict)]
+    if rules:
+        parts.append(_("rules: %(rules)s") % {"rules": "; ".join(_rule(r) for r in rules)})
+    judges = [j for j in detail.get("judges") or () if isinstance(j, dict)]
+    if judges:
+        parts.append(_("judges: %(judges)s") % {"judges": "; ".join(_judge(j) for j in judges)})
+    if detail.get("reason"):
+        parts.append(_("reason: %(reason)s") % {"reason": core.reason_text(str(detail["reason"]))})
+    if detail.get("failed_open"):
+        parts.append(_("the check failed open (rule default: allow)"))
+    if detail.get("count") and event.check_name == "secret_redaction":
+        parts.append(_("%(count)s value(s) masked") % {"count": detail["count"]})
+    return "; ".join(parts) + "."
+
+
+def _rule(rule: dict) -> str:
+    if rule.get("identifier"):
+        return str(rule["identifier"])
+    if "number" in rule:
+        return _("rule %(number)s (“%(line)s”, snippet %(snippet)s)") % {
+            "number": rule["number"], "line": rule.get("line", ""), "snippet": rule.get("snippet", "")}
+    return "?"
+
+
+def _judge(judge: dict) -> str:
+    text = _("%(judge)s answered %(choice)s") % {"judge": judge.get("judge", "?"), "choice": judge.get("choice", "?")}
+    if judge.get("reason"):
+        text += f" ({core.reason_text(str(judge['reason']))})"
+    return text
