@@ -248,3 +248,25 @@ def test_messages_are_in_the_readers_language(api, configuration, rules):
     block = response.json()["block"]
     assert block["message"].startswith("Musterregel legal.no-guarantee („Never call an outcome guaranteed.“) "
                                        "wird verletzt durch: „GUARANTEED“.")
+
+
+def test_a_passage_in_a_tool_run_points_at_its_call_and_argument(api, configuration, rules):
+    set_mode(configuration, "report")
+    arguments = {"title": "News", "body": finished("For details, click here.")}
+    body = screen(api, "", offers_tools=True, tool_calls=[{"name": "save_article", "arguments": arguments}])
+    (hint,) = body["hints"]
+    assert (hint["passage"], hint["tool_call"], hint["argument"]) == ("click here", 0, "body")
+    assert hint["start"] is None and hint["end"] is None
+
+
+def test_the_strictest_mode_of_also_decides_and_each_set_counts(api, configuration, rules, provider):
+    from governance.models import Configuration
+
+    set_mode(configuration, "report", tags=["legal"])
+    shop = Configuration.objects.create(identifier="shop", provider=provider, model="m", rule_mode="block",
+                                        rule_tags=["house-style"])
+    api.consumer.configurations.add(shop)
+    body = screen(api, finished("For details, click here."), also=["shop"])
+    assert body["outcome"] == "blocked" and "style.no-click-here" in body["block"]["message"]
+    event = GovernanceEvent.objects.get(correlation_id=body["id"], check_name="pattern_rules")
+    assert (event.configuration, event.mode) == ("shop", "block")
