@@ -88,6 +88,9 @@ def test_a_postgresql_restart_under_load(proxied_database, token, tmp_path):
     recovered = [status for at, status, _ in answers if at > restored_at + 0.5]
     assert recovered and set(recovered) == {200}, "service came back by itself"
     assert after.status_code == 200 and after.json()["outcome"] == "blocked"
-    # Nothing half-written: one event per blocked answer that was delivered, none for a 503.
+    # Nothing half-written: every delivered block has its event. A request in flight at the cut (at
+    # most one per load thread) may have committed its event before its answer turned into a 503;
+    # that event is whole and true, so the count may exceed the delivered blocks by that much.
     delivered = sum(1 for _, status, _ in answers if status == 200) + 1
-    assert GovernanceEvent.objects.filter(decision="blocked").count() == delivered
+    stored = GovernanceEvent.objects.filter(decision="blocked").count()
+    assert delivered <= stored <= delivered + len(threads), (stored, delivered)
