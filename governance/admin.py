@@ -543,6 +543,11 @@ class ConsumerAdmin(admin.ModelAdmin):
         )
 
 
+def json_block(value):
+    """A JSON value as an indented, escaped <pre> block (the log's facts, a task's messages and hints)."""
+    return format_html('<pre class="gavel-json">{}</pre>', json.dumps(value, indent=2, ensure_ascii=False, default=str))
+
+
 # --- Governance log -------------------------------------------------------------
 
 
@@ -585,8 +590,7 @@ class GovernanceEventAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("facts (JSON)"))
     def detail_pretty(self, obj):
-        text = json.dumps(obj.detail, indent=2, ensure_ascii=False, default=str)
-        return format_html('<pre class="gavel-json">{}</pre>', text)
+        return json_block(obj.detail)
 
     def has_add_permission(self, request):
         return False
@@ -630,11 +634,11 @@ class TaskAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("input messages"))
     def messages_pretty(self, obj):
-        return format_html('<pre class="gavel-json">{}</pre>', json.dumps(obj.messages, indent=2, ensure_ascii=False))
+        return json_block(obj.messages)
 
     @admin.display(description=_("hints"))
     def hints_pretty(self, obj):
-        return format_html('<pre class="gavel-json">{}</pre>', json.dumps(obj.hints, indent=2, ensure_ascii=False))
+        return json_block(obj.hints)
 
     def has_view_permission(self, request, obj=None):
         return request.user.is_active and request.user.is_staff

@@ -19,6 +19,7 @@ from django.db import connection
 from governance import queue
 from governance.models import Configuration, Task
 from termlists.models import TermList
+from tests.governance.test_celery_worker import _database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER = os.environ.get("CELERY_BROKER_URL", "")
@@ -28,12 +29,6 @@ TASK_NUMBER = re.compile(r"Task number (\d+)\b")
 
 pytestmark = [pytest.mark.worker, pytest.mark.django_db(transaction=True)]
 
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
