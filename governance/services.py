@@ -1,7 +1,8 @@
 """Business steps behind the API, commands and admin: turn requests into screenings."""
+import copy
 from datetime import datetime
 
-from django.db.models import Exists, OuterRef, Subquery
+from django.db import connection
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
@@ -12,17 +13,23 @@ from governance.screening import CallFacts, Output, ToolCall, run_pipeline
 def resolve_configurations(identifier: str | None, also: list[str], consumer: Consumer | None):
     """Fetch the named configurations: 404 for an unknown one, 403 for one not granted.
 
-    One query reads the configurations, whether the consumer was granted each, and the policy version
-    (as `policy_version` on each): the hot path of every screening (docs/operations.md).
+    The hot path of every screening (docs/operations.md): one query reads the policy version, the
+    named configurations' ids and whether the consumer was granted each; the configurations (with
+    their providers) come from this process's copy for that policy version, read once per version.
+    Each caller gets its own copies, carrying `policy_version` and `granted`.
     """
     names = [n for n in [identifier, *also] if n]
-    query = Configuration.objects.select_related("provider").filter(identifier__in=names).annotate(
-        policy_version=Subquery(PolicyVersion.objects.filter(pk=1).values("value")[:1]),
-    )
-    if consumer is not None:
-        grants = Consumer.configurations.through.objects.filter(consumer_id=consumer.pk, configuration_id=OuterRef("pk"))
-        query = query.annotate(granted=Exists(grants))
-    found = {c.identifier: c for c in query} if names else {}
+    found = {}
+    if names:
+        version, rows = _version_and_grants(names, consumer)
+        cached = _configurations_at(version, {name: pk for name, pk, _ in rows})
+        for name, _pk, granted in rows:
+            if name not in cached:
+                continue  # deleted since the first statement: unknown, as if read a moment later
+            configuration = copy.copy(cached[name])
+            configuration.policy_version = version
+            configuration.granted = bool(granted)
+            found[name] = configuration
     for field, values in (("configuration", [identifier] if identifier else []), ("also", also)):
         missing = [n for n in values if n not in found]
         if missing:
@@ -38,6 +45,48 @@ def resolve_configurations(identifier: str | None, also: list[str], consumer: Co
             )
     main = found.get(identifier) if identifier else None
     return main, [found[n] for n in also]
+
+
+def _version_and_grants(names: list[str], consumer: Consumer | None) -> tuple[int, list[tuple[str, int, bool]]]:
+    """(policy version, [(identifier, id, granted)]) in one statement, written out so that no
+    queryset is built and compiled on every screening. No version row yet means version 1."""
+    config = connection.ops.quote_name(Configuration._meta.db_table)
+    version_table = connection.ops.quote_name(PolicyVersion._meta.db_table)
+    grants = connection.ops.quote_name(Consumer.configurations.through._meta.db_table)
+    placeholders = ", ".join(["%s"] * len(names))
+    sql = (
+        f"SELECT (SELECT value FROM {version_table} WHERE id = 1), c.identifier, c.id, "
+        f"EXISTS (SELECT 1 FROM {grants} g WHERE g.configuration_id = c.id AND g.consumer_id = %s) "
+        f"FROM {config} c WHERE c.identifier IN ({placeholders})"
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [consumer.pk if consumer is not None else None, *names])
+        rows = cursor.fetchall()
+    version = (rows[0][0] if rows else None) or 1
+    return version, [(name, pk, granted) for _v, name, pk, granted in rows]
+
+
+# Policy version -> {identifier: Configuration with its provider}, in this process. Every edit of a
+# configuration or provider bumps the version, which each request reads in _version_and_grants: an
+# entry read under version V is only used by requests that read V, and is at least as new as V.
+# A copy of a record that was deleted and made again (another id) is read afresh.
+_configurations: dict = {"version": None, "by_identifier": {}}
+
+
+def _configurations_at(version: int, ids: dict[str, int]) -> dict[str, Configuration]:
+    if _configurations["version"] != version:
+        _configurations.update(version=version, by_identifier={})
+    held = _configurations["by_identifier"]
+    stale = [name for name, pk in ids.items() if name not in held or held[name].pk != pk]
+    if stale:
+        for configuration in Configuration.objects.select_related("provider").filter(identifier__in=stale):
+            held[configuration.identifier] = configuration
+    return held
+
+
+def forget_configurations() -> None:
+    """Drop this process's copies (tests: a rolled-back database reuses version numbers)."""
+    _configurations.update(version=None, by_identifier={})
 
 
 def policy_version_of(configurations) -> int:

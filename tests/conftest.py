@@ -74,10 +74,12 @@ def _isolated_cache_and_key(monkeypatch):
     A request's LocaleMiddleware leaves its language active in the thread (a
     server's next request activates its own): every test ends in the default.
     Compiled pattern rules are kept per policy version, and a rolled-back database
-    reuses version numbers: every test starts without them."""
+    reuses version numbers: every test starts without them (and without
+    the configurations kept per version)."""
     from django.core.cache import cache
     from django.utils import translation
 
+    from governance.services import forget_configurations
     from snippets.services import forget_compiled as forget_compiled_patterns
     from termlists.services import forget_compiled
 
@@ -87,8 +89,10 @@ def _isolated_cache_and_key(monkeypatch):
     # process cached per version must not outlive the test.
     forget_compiled_patterns()
     forget_compiled()
+    forget_configurations()
     yield
     cache.clear()
     forget_compiled_patterns()
     forget_compiled()
+    forget_configurations()
     translation.deactivate()

@@ -4,7 +4,9 @@ import threading
 import time
 
 from django.conf import settings
+from django.core.cache import caches
 from django.core.cache.backends.locmem import LocMemCache
+from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, permissions, throttling
 
@@ -28,13 +30,32 @@ class ConsumerTokenAuthentication(authentication.BaseAuthentication):
             token = header[1].decode("ascii")
         except UnicodeDecodeError as exc:
             raise exceptions.AuthenticationFailed(_("The token is not valid.")) from exc
-        consumer = Consumer.objects.filter(token_hash=Consumer.hash_token(token)).first()
+        consumer = consumer_by_token_hash(Consumer.hash_token(token))
         if consumer is None or not consumer.is_active:
             raise exceptions.AuthenticationFailed(_("The token is not valid or has been revoked."))
         return consumer, consumer
 
     def authenticate_header(self, request):
         return 'Bearer realm="gavel"'
+
+
+def consumer_by_token_hash(token_hash: str) -> Consumer | None:
+    """The consumer holding this token, by a written-out statement: it runs on every request, and a
+    queryset would be built and compiled each time (docs/operations.md, the hot path)."""
+    names = [field.attname for field in Consumer._meta.concrete_fields]
+    columns = ", ".join(connection.ops.quote_name(field.column) for field in Consumer._meta.concrete_fields)
+    table = connection.ops.quote_name(Consumer._meta.db_table)
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT {columns} FROM {table} WHERE token_hash = %s", [token_hash])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    converted = []
+    for field, value in zip(Consumer._meta.concrete_fields, row):
+        for converter in connection.ops.get_db_converters(field.get_col(Consumer._meta.db_table)):
+            value = converter(value, field, connection)
+        converted.append(value)
+    return Consumer.from_db(connection.alias, names, converted)
 
 
 class IsConsumer(permissions.BasePermission):
@@ -59,14 +80,14 @@ _shared_cache_down_until = 0.0
 _fallback_lock = threading.Lock()
 
 
-class ConsumerRateThrottle(throttling.SimpleRateThrottle):
-    """One bucket per consumer, at the consumer's own rate or GAVEL_THROTTLE_RATE."""
+class ConsumerRateThrottle(throttling.BaseThrottle):
+    """One bucket per consumer, at the consumer's own rate or GAVEL_THROTTLE_RATE.
 
-    scope = "consumer"
-
-    def __init__(self):
-        # The rate depends on the consumer, so it is resolved in allow_request.
-        pass
+    A fixed-window counter: one atomic increment per request, whatever the rate (DRF's own throttle
+    keeps and re-pickles the list of every request's time in the window, which costs more the higher
+    the rate). A window is the rate's period, aligned to the clock; a client may send up to twice its
+    rate across a window's edge (docs/decisions.md, "Throttling").
+    """
 
     def allow_request(self, request, view):
         consumer = request.user if isinstance(request.user, Consumer) else None
@@ -78,12 +99,17 @@ class ConsumerRateThrottle(throttling.SimpleRateThrottle):
             logger.warning("consumer %s has an unreadable throttle rate %r; using GAVEL_THROTTLE_RATE",
                            consumer.name, rate)
             rate = ""
-        self.rate = rate or settings.GAVEL_THROTTLE_RATE
-        self.num_requests, self.duration = self.parse_rate(self.rate)
+        allowed, duration = throttling.SimpleRateThrottle.parse_rate(None, rate or settings.GAVEL_THROTTLE_RATE)
+        if allowed is None:
+            return True
+        now = time.time()
+        window = int(now // duration)
+        self._wait = (window + 1) * duration - now
+        key = f"throttle_consumer_{consumer.pk}_{duration}_{window}"
         global _shared_cache_down_until
         if time.monotonic() >= _shared_cache_down_until:
             try:
-                return super().allow_request(request, view)
+                return _count(caches["default"], key, duration) <= allowed
             except Exception as exc:  # any cache failure: count locally, never fail the request
                 with _fallback_lock:
                     first = time.monotonic() >= _shared_cache_down_until
@@ -91,11 +117,44 @@ class ConsumerRateThrottle(throttling.SimpleRateThrottle):
                 if first:
                     logger.warning("the throttle cannot reach the cache (%s); counting in this process for %ss",
                                    type(exc).__name__, SHARED_CACHE_RETRY)
-        self.cache = _fallback_cache
-        return super().allow_request(request, view)
+        with _fallback_lock:
+            return _count(_fallback_cache, key, duration) <= allowed
 
-    def get_cache_key(self, request, view):
-        return self.cache_format % {"scope": self.scope, "ident": request.user.pk}
+    def wait(self):
+        return getattr(self, "_wait", None)
+
+
+def _count(store, key: str, duration: int) -> int:
+    """This request's number in its window: one increment (and the window's expiry set once)."""
+    client = _redis_client(store)
+    if client is not None:
+        # One round trip: Django's cache API would take three (and build a client for each).
+        pipe = client.pipeline(transaction=False)
+        pipe.incr(key)
+        pipe.expire(key, duration + 1, nx=True)
+        return pipe.execute()[0]
+    try:
+        return store.incr(key)
+    except ValueError:  # the window's first request (or its key has just expired)
+        if store.add(key, 1, timeout=duration + 1):
+            return 1
+        return store.incr(key)  # another process made it meanwhile
+
+
+# One redis client per connection pool of Django's Redis cache (same server, timeouts and pool).
+_redis_clients: dict[int, tuple] = {}
+
+
+def _redis_client(store):
+    from django.core.cache.backends.redis import RedisCache
+
+    if not isinstance(store, RedisCache):
+        return None
+    pool = store._cache._get_connection_pool(write=True)
+    held = _redis_clients.get(id(pool))
+    if held is None or held[0] is not pool:
+        held = _redis_clients[id(pool)] = (pool, store._cache._client(connection_pool=pool))
+    return held[1]
 
 
 from governance.api import schema  # noqa: E402,F401  (registers the OpenAPI description)

@@ -51,8 +51,9 @@ def test_a_database_outage_while_authenticating_is_a_503_too(db, client, monkeyp
         raise OperationalError("server closed the connection unexpectedly")
 
     # Authentication reads the database before any view: make that the failing read.
-    monkeypatch.setattr("governance.api.auth.Consumer.objects.filter", unreachable)
-    response = client.post("/api/v1/screenings", {"text": "x"}, content_type="application/json",
-                           HTTP_AUTHORIZATION="Bearer whatever")
+    with monkeypatch.context() as patched:
+        patched.setattr("governance.api.auth.connection.cursor", unreachable)
+        response = client.post("/api/v1/screenings", {"text": "x"}, content_type="application/json",
+                               HTTP_AUTHORIZATION="Bearer whatever")
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "unavailable"
