@@ -1,31 +1,13 @@
 """The governance log read by people (issue 11): what an event is about, and its facts as one sentence in
 the reader's language. Rendered from the stored facts only (SPEC §2.7), never from text a model wrote."""
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
 
 from governance import messages as core
+from governance.models import GovernanceEvent
 
-DECISIONS = {
-    "blocked": gettext_lazy("Stopped"),
-    "reported": gettext_lazy("Delivered with hints"),
-    "not_checked": gettext_lazy("Not checked"),
-    "redacted": gettext_lazy("Secrets masked"),
-    "escalated": gettext_lazy("Escalated"),
-    "unverified": gettext_lazy("Not verified"),
-    "budget_refused": gettext_lazy("Refused over budget"),
-    "accepted": gettext_lazy("Accepted in review"),
-    "rejected": gettext_lazy("Rejected in review"),
-}
-CHECKS = {
-    "secret_redaction": gettext_lazy("secret redaction"),
-    "term_list": gettext_lazy("term list"),
-    "pattern_rules": gettext_lazy("pattern rules"),
-    "citations": gettext_lazy("citations"),
-    "rules_judge": gettext_lazy("rules judge"),
-    "budget": gettext_lazy("budget"),
-    "field": gettext_lazy("field fill"),
-    "review": gettext_lazy("review"),
-}
+# The models' choice labels: the admin's columns and filters say the same words as the sentence.
+DECISIONS = dict(GovernanceEvent.Decision.choices)
+CHECKS = dict(GovernanceEvent.Check.choices)
 
 
 def subject(detail: dict) -> str:

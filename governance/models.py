@@ -249,13 +249,17 @@ class JudgeLink(models.Model):
     """One judge in a configuration's ordered chain (SPEC §6.2)."""
 
     configuration = models.ForeignKey(
-        Configuration, on_delete=models.CASCADE, related_name="judge_links", verbose_name=_("configuration")
+        Configuration, on_delete=models.CASCADE, related_name="judge_links", verbose_name=_("configuration"),
+        help_text=_("The configuration whose rule set this judge checks."),
     )
     # PROTECT: deleting a judge must never switch judging off behind an administrator's back (SPEC §2.3).
     judge = models.ForeignKey(
-        Configuration, on_delete=models.PROTECT, related_name="judge_for_links", verbose_name=_("judge")
+        Configuration, on_delete=models.PROTECT, related_name="judge_for_links", verbose_name=_("judge"),
+        help_text=_("A judging configuration. The judges are asked in order until one allows or denies; a judge "
+                    "a chain names cannot be deleted."),
     )
-    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    position = models.PositiveSmallIntegerField(
+        _("position"), default=0, help_text=_("The judge's place in the chain, from 0: lower is asked first."))
 
     class Meta:
         ordering = ["position", "pk"]
@@ -274,12 +278,17 @@ class FallbackLink(models.Model):
     """One fallback of a configuration, tried in order, one hop deep (SPEC §2.2)."""
 
     configuration = models.ForeignKey(
-        Configuration, on_delete=models.CASCADE, related_name="fallback_links", verbose_name=_("configuration")
+        Configuration, on_delete=models.CASCADE, related_name="fallback_links", verbose_name=_("configuration"),
+        help_text=_("The configuration whose calls fall back to this one."),
     )
     fallback = models.ForeignKey(
-        Configuration, on_delete=models.PROTECT, related_name="fallback_for_links", verbose_name=_("fallback")
+        Configuration, on_delete=models.PROTECT, related_name="fallback_for_links", verbose_name=_("fallback"),
+        help_text=_("Tried when the configuration's provider has a connection error, a timeout, HTTP 429 or 5xx, "
+                    "never after a stream sent its first chunk. One hop: a fallback's own fallbacks are never "
+                    "tried."),
     )
-    position = models.PositiveSmallIntegerField(_("position"), default=0)
+    position = models.PositiveSmallIntegerField(
+        _("position"), default=0, help_text=_("The fallback's place in the order, from 0: lower is tried first."))
 
     class Meta:
         ordering = ["position", "pk"]
@@ -323,7 +332,14 @@ def set_links(configuration: Configuration, field: str, targets) -> bool:
 class PolicyVersion(models.Model):
     """One row whose number changes with every policy edit (SPEC §11.1)."""
 
-    value = models.PositiveBigIntegerField(default=1)
+    value = models.PositiveBigIntegerField(
+        _("version number"), default=1,
+        help_text=_("Grows by one with every policy edit (providers, configurations, snippets, term lists, pattern "
+                    "rules); screenings report it as policy_version."))
+
+    class Meta:
+        verbose_name = _("policy version")
+        verbose_name_plural = _("policy versions")
 
     @classmethod
     def current(cls) -> int:
@@ -359,24 +375,44 @@ class Consumer(models.Model):
 
     TOKEN_PREFIX = "gvl_"
 
-    name = models.SlugField(max_length=100, unique=True)
-    token_hash = models.CharField(max_length=64, unique=True, editable=False)
-    token_prefix = models.CharField(max_length=12, editable=False)
+    name = models.SlugField(
+        _("name"), max_length=100, unique=True,
+        help_text=_("How the commands and the governance log name this consumer (the log says consumer:newsroom "
+                    "for the consumer newsroom): letters, digits, hyphens, underscores."))
+    token_hash = models.CharField(
+        _("token hash"), max_length=64, unique=True, editable=False,
+        help_text=_("The SHA-256 hash of the token. The token itself is never stored: create_consumer shows it "
+                    "once."))
+    token_prefix = models.CharField(
+        _("token prefix"), max_length=12, editable=False,
+        help_text=_("The token's first characters, to tell which token a system uses; not enough to use it."))
     is_admin = models.BooleanField(
-        default=False, help_text=_("An administrator consumer may read the governance log and the policy.")
+        _("administrator consumer"), default=False,
+        help_text=_("An administrator consumer may also read the governance log and read and replace the policy "
+                    "(/api/v1/events, /api/v1/policy)."),
     )
-    configurations = models.ManyToManyField(Configuration, blank=True, related_name="consumers")
+    configurations = models.ManyToManyField(
+        Configuration, blank=True, related_name="consumers", verbose_name=_("configurations"),
+        help_text=_("The configurations this consumer may name in a call; naming any other is refused (403)."))
     throttle_rate = models.CharField(
-        max_length=32, blank=True, default="", help_text=_("e.g. 120/min; blank uses GAVEL_THROTTLE_RATE"),
+        _("throttle rate"), max_length=32, blank=True, default="",
+        help_text=_("How many requests this consumer may send per second, minute, hour or day, e.g. 120/min or "
+                    "5000/day; more are refused (429). Blank uses GAVEL_THROTTLE_RATE."),
         validators=[RegexValidator(THROTTLE_RATE_RE, _("Give a rate such as 120/min or 5000/day."))],
     )
-    created_at = models.DateTimeField(default=timezone.now, editable=False)
-    revoked_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False,
+                                      help_text=_("When the consumer was created."))
+    revoked_at = models.DateTimeField(
+        _("revoked at"), null=True, blank=True,
+        help_text=_("When the token was revoked (revoke_consumer or the admin's action); a revoked token is "
+                    "refused. Blank: the token is valid."))
 
     objects = ConsumerQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
+        verbose_name = _("consumer")
+        verbose_name_plural = _("consumers")
 
     def __str__(self):
         return self.name
@@ -410,63 +446,111 @@ class Consumer(models.Model):
 class GovernanceEvent(models.Model):
     """Append-only audit row holding policy facts, never generated text (SPEC §2.7, §9)."""
 
+    # The labels are what the admin's columns and filters show, and what the log's sentence says
+    # (governance.event_text): a decision starts the sentence, a check sits inside it.
     class Decision(models.TextChoices):
-        BLOCKED = "blocked"
-        REPORTED = "reported"
-        NOT_CHECKED = "not_checked"
-        REDACTED = "redacted"
-        ESCALATED = "escalated"
-        UNVERIFIED = "unverified"
-        BUDGET_REFUSED = "budget_refused"
-        ACCEPTED = "accepted"
-        REJECTED = "rejected"
+        BLOCKED = "blocked", _("Stopped")
+        REPORTED = "reported", _("Delivered with hints")
+        NOT_CHECKED = "not_checked", _("Not checked")
+        REDACTED = "redacted", _("Secrets masked")
+        ESCALATED = "escalated", _("Escalated")
+        UNVERIFIED = "unverified", _("Not verified")
+        BUDGET_REFUSED = "budget_refused", _("Refused over budget")
+        ACCEPTED = "accepted", _("Accepted in review")
+        REJECTED = "rejected", _("Rejected in review")
 
     class Check(models.TextChoices):
-        SECRET_REDACTION = "secret_redaction"
-        TERM_LIST = "term_list"
-        PATTERN_RULES = "pattern_rules"
-        CITATIONS = "citations"
-        RULES_JUDGE = "rules_judge"
-        BUDGET = "budget"
-        FIELD = "field"
-        REVIEW = "review"
+        SECRET_REDACTION = "secret_redaction", _("secret redaction")
+        TERM_LIST = "term_list", _("term list")
+        PATTERN_RULES = "pattern_rules", _("pattern rules")
+        CITATIONS = "citations", _("citations")
+        RULES_JUDGE = "rules_judge", _("rules judge")
+        BUDGET = "budget", _("budget")
+        FIELD = "field", _("field fill")
+        REVIEW = "review", _("review")
 
-    at = models.DateTimeField(default=timezone.now, db_index=True)
-    correlation_id = models.CharField(max_length=64, db_index=True)
-    decision = models.CharField(max_length=20, choices=Decision.choices, db_index=True)
+    at = models.DateTimeField(_("time"), default=timezone.now, db_index=True,
+                              help_text=_("When the event was recorded."))
+    correlation_id = models.CharField(
+        _("correlation id"), max_length=64, db_index=True,
+        help_text=_("One per screening: every event of the same screening carries it, and the screening's "
+                    "response returns it as its id."))
+    decision = models.CharField(
+        _("decision"), max_length=20, choices=Decision.choices, db_index=True,
+        help_text=_("What happened to the text: stopped, delivered with hints, secrets masked, refused over "
+                    "budget, accepted or rejected in review, and so on."))
     # `check` would shadow Model.check(); the column and the API still say "check".
-    check_name = models.CharField(max_length=20, choices=Check.choices, db_column="check")
+    check_name = models.CharField(
+        _("check"), max_length=20, choices=Check.choices, db_column="check",
+        help_text=_("Which check decided: secret redaction, term lists, pattern rules, citations, the rules judge, "
+                    "the budget, a field fill's length, or an editor's review."))
     # Identifiers, not foreign keys: the log outlives the records it names.
-    configuration = models.CharField(max_length=100, blank=True, default="", db_index=True)
-    provider = models.CharField(max_length=100, blank=True, default="")
-    model = models.CharField(max_length=200, blank=True, default="")
-    actor = models.CharField(max_length=150, blank=True, default="")
-    mode = models.CharField(max_length=8, blank=True, default="")
-    detail = models.JSONField(default=dict, blank=True)
+    configuration = models.CharField(
+        _("configuration"), max_length=100, blank=True, default="", db_index=True,
+        help_text=_("The configuration's identifier, kept as text: the log outlives the records it names."))
+    provider = models.CharField(
+        _("provider"), max_length=100, blank=True, default="",
+        help_text=_("The name of the provider that answered, else of the configuration's provider; kept as text."))
+    model = models.CharField(_("model"), max_length=200, blank=True, default="",
+                             help_text=_("The model name, kept as text."))
+    actor = models.CharField(
+        _("actor"), max_length=150, blank=True, default="",
+        help_text=_("Who caused the event: consumer:newsroom for the API token of the consumer newsroom, user:anna "
+                    "for the person signed in as anna."))
+    mode = models.CharField(
+        _("mode"), max_length=8, blank=True, default="", choices=Configuration.RuleMode.choices,
+        help_text=_("The mode a finding was handled in: block or report. Blank where no mode applies (secret "
+                    "redaction, budget, review)."))
+    detail = models.JSONField(
+        _("facts"), default=dict, blank=True,
+        help_text=_("The policy facts as JSON: list name and terms, rule numbers and lines, judges' answers, the "
+                    "reason. Never text a model wrote, never a passage."))
 
     class Meta:
         ordering = ["-at", "-id"]
         indexes = [models.Index(fields=["configuration", "at"])]
+        verbose_name = _("governance event")
+        verbose_name_plural = _("governance events")
 
     def __str__(self):
-        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.decision} {self.check_name} {self.configuration}"
+        # The admin's page title and breadcrumb: in the reader's words, like the columns.
+        return (f"{self.at:%Y-%m-%d %H:%M:%S} {self.get_decision_display()}, {self.get_check_name_display()} "
+                f"{self.configuration}")
 
 
 class UsageDay(models.Model):
     """Requests, tokens and cost one configuration used on one calendar day (budget caps)."""
 
-    configuration = models.ForeignKey(Configuration, on_delete=models.CASCADE, related_name="usage_days")
-    day = models.DateField()
-    requests = models.PositiveIntegerField(default=0)
-    tokens = models.PositiveBigIntegerField(default=0)
-    cost = models.DecimalField(max_digits=14, decimal_places=6, default=Decimal("0"))
+    configuration = models.ForeignKey(
+        Configuration, on_delete=models.CASCADE, related_name="usage_days", verbose_name=_("configuration"),
+        help_text=_("The configuration whose calls are counted. Each configuration a call tries counts on its own "
+                    "row: a fallback's on the fallback's, a judge's on the judging configuration's."))
+    day = models.DateField(_("day"), help_text=_("The calendar day in the server's time zone (TIME_ZONE, UTC by "
+                                                 "default); the daily caps start again with each day."))
+    requests = models.PositiveIntegerField(
+        _("requests"), default=0,
+        help_text=_("Calls counted against the daily request cap, before the provider is asked; failed ones "
+                    "included."))
+    tokens = models.PositiveBigIntegerField(_("tokens"), default=0,
+                                            help_text=_("Input and output tokens of the calls that answered."))
+    cost = models.DecimalField(
+        _("cost"), max_digits=14, decimal_places=6, default=Decimal("0"),
+        help_text=_("Cost of the calls that answered, at the provider's prices (litellm's price map where the "
+                    "provider sets none)."))
     # For the dashboard (SPEC §10: judge failure rate and latency): calls whose provider failed
     # (errors, timeouts), and the summed latency of the calls that answered.
-    failures = models.PositiveIntegerField(default=0)
-    latency_ms = models.PositiveBigIntegerField(default=0)
+    failures = models.PositiveIntegerField(
+        _("failures"), default=0,
+        help_text=_("Counted calls whose provider failed (an error or a timeout): the dashboard's failure rate."))
+    latency_ms = models.PositiveBigIntegerField(
+        _("latency (ms)"), default=0,
+        help_text=_("The response times of the calls that answered, added up in milliseconds: the dashboard's "
+                    "mean latency."))
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["configuration", "day"], name="usage_day_unique")]
+        verbose_name = _("usage day")
+        verbose_name_plural = _("usage days")
 
 
 class Task(models.Model):
@@ -499,59 +583,112 @@ class Task(models.Model):
     FINISHED = (Status.READY, Status.BLOCKED, Status.FAILED, Status.CANCELLED, Status.ACCEPTED, Status.REJECTED)
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
-    kind = models.CharField(_("kind"), max_length=16, choices=Kind.choices, default=Kind.QUEUED_TASK)
-    status = models.CharField(_("status"), max_length=16, choices=Status.choices, default=Status.QUEUED,
-                              db_index=True)
+    kind = models.CharField(
+        _("kind"), max_length=16, choices=Kind.choices, default=Kind.QUEUED_TASK,
+        help_text=_("Queued task: a text the consumer does not wait for. Field fill: a proposed value for one field "
+                    "of a record outside Gavel."))
+    status = models.CharField(
+        _("status"), max_length=16, choices=Status.choices, default=Status.QUEUED, db_index=True,
+        help_text=_("Where the task stands: queued, running, ready (delivered, possibly with hints), blocked, failed "
+                    "or cancelled; after review accepted or rejected."))
     consumer = models.ForeignKey(Consumer, null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
-                                 verbose_name=_("consumer"))
+                                 verbose_name=_("consumer"),
+                                 help_text=_("The consumer that submitted the task; the API shows a task only to it."))
     # Identifiers, not foreign keys: a task outlives a renamed or deleted configuration,
     # and the worker resolves them when it runs (a missing one fails the task with a reason).
-    configuration = models.CharField(_("configuration"), max_length=100, db_index=True)
-    also = models.JSONField(_("further configurations"), default=list, blank=True)
+    configuration = models.CharField(
+        _("configuration"), max_length=100, db_index=True,
+        help_text=_("The identifier of the configuration the text is written through, kept as text: if it is gone "
+                    "when the task runs, the task fails with that reason."))
+    also = models.JSONField(_("further configurations"), default=list, blank=True,
+                            help_text=_("Identifiers of further configurations whose term lists and rules apply "
+                                        "too."))
     messages = models.JSONField(_("input messages"), default=list, blank=True,
                                 help_text=_("OpenAI-shaped messages; an instruction is stored as one user message."))
     field = models.JSONField(_("field"), null=True, blank=True,
                              help_text=_("Field fills only: record, name, label, max_length."))
-    site = models.CharField(_("site"), max_length=100, blank=True, default="")
-    language = models.CharField(_("language"), max_length=35, blank=True, default="")
-    callback_url = models.URLField(_("callback URL"), max_length=1000, blank=True, default="")
+    site = models.CharField(_("site"), max_length=100, blank=True, default="",
+                            help_text=_("The site the text is for, as the consumer stated it; term lists for this "
+                                        "site ask for their required terms."))
+    language = models.CharField(_("language"), max_length=35, blank=True, default="",
+                                help_text=_("The language code the text is for, as the consumer stated it; term lists "
+                                            "for this language ask for their required terms."))
+    callback_url = models.URLField(
+        _("callback URL"), max_length=1000, blank=True, default="",
+        help_text=_("Gavel posts the task as JSON here when it is ready, blocked, failed, accepted or rejected. "
+                    "Its host must be on GAVEL_CALLBACK_HOSTS."))
 
     attempts = models.PositiveIntegerField(_("attempts"), default=0,
                                            help_text=_("How many times a worker claimed this task."))
     lease_until = models.DateTimeField(_("claimed until"), null=True, blank=True,
                                        help_text=_("A running task whose lease has passed is taken over by another worker."))
-    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    next_attempt_at = models.DateTimeField(
+        _("next attempt at"), null=True, blank=True,
+        help_text=_("After a provider failure (HTTP 429, 5xx, a timeout): when the task is tried again. Blank "
+                    "otherwise."))
 
     # The screening result (SPEC §11.1): the answer as delivered, and the facts around it.
-    outcome = models.CharField(_("outcome"), max_length=20, blank=True, default="")
-    answer = models.TextField(_("answer"), blank=True, default="")
-    hints = models.JSONField(_("hints"), default=list, blank=True)
+    outcome = models.CharField(_("outcome"), max_length=20, blank=True, default="",
+                               help_text=_("The screening's outcome: allowed, allowed_with_hints or blocked. Blank "
+                                           "until a screening finished."))
+    answer = models.TextField(_("answer"), blank=True, default="",
+                              help_text=_("The text as delivered, secrets masked. Empty when blocked, and after the "
+                                          "purge."))
+    hints = models.JSONField(_("hints"), default=list, blank=True,
+                             help_text=_("The findings the text was delivered with: check, rule or list, passage, "
+                                         "message. The purge empties the passages."))
     refusal = models.JSONField(_("refusal"), null=True, blank=True,
                                help_text=_("The block without its passage (SPEC §9)."))
-    verification = models.JSONField(default=dict, blank=True)
-    checks = models.JSONField(default=list, blank=True)
-    completion = models.JSONField(null=True, blank=True)
-    policy_version = models.PositiveBigIntegerField(null=True, blank=True)
-    correlation_id = models.CharField(max_length=64, blank=True, default="")
+    verification = models.JSONField(
+        _("verification"), default=dict, blank=True,
+        help_text=_("What pattern rules and citations found: verified, unverified or not_applicable, with one "
+                    "entry per rule. Verified never means correct."))
+    checks = models.JSONField(_("checks"), default=list, blank=True,
+                              help_text=_("Each check of the screening with its result, in the order they ran."))
+    completion = models.JSONField(_("completion"), null=True, blank=True,
+                                  help_text=_("The provider and model that answered, the tokens used and the cost."))
+    policy_version = models.PositiveBigIntegerField(_("policy version"), null=True, blank=True,
+                                                    help_text=_("The policy version the text was screened under."))
+    correlation_id = models.CharField(
+        _("correlation id"), max_length=64, blank=True, default="",
+        help_text=_("The screening's id: the governance log's events of this run carry it."))
     failure = models.JSONField(_("failure"), null=True, blank=True, help_text=_("Code and message when failed."))
 
     # Review (SPEC §10): who, when, what, and the edited text when there was one.
-    review_decision = models.CharField(_("review"), max_length=16, choices=Review.choices, blank=True, default="")
+    review_decision = models.CharField(_("review"), max_length=16, choices=Review.choices, blank=True, default="",
+                                       help_text=_("The editor's decision: accepted or rejected."))
     reviewed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                                    related_name="+", verbose_name=_("reviewed by"))
-    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True)
-    edited_text = models.TextField(_("edited text"), blank=True, default="")
-    edited = models.BooleanField(_("edited"), default=False)
+                                    related_name="+", verbose_name=_("reviewed by"),
+                                    help_text=_("The editor who accepted or rejected the task."))
+    reviewed_at = models.DateTimeField(_("reviewed at"), null=True, blank=True,
+                                       help_text=_("When the task was accepted or rejected."))
+    edited_text = models.TextField(_("edited text"), blank=True, default="",
+                                   help_text=_("The editor's version, screened again before it was accepted; "
+                                               "delivered instead of the answer. Emptied by the purge."))
+    edited = models.BooleanField(_("edited"), default=False,
+                                 help_text=_("Whether the editor changed the text before accepting it."))
 
     # Callback delivery (SPEC §10): visible on the task, never blocking a screening.
-    callback_attempts = models.PositiveIntegerField(default=0)
-    callback_status = models.CharField(max_length=16, blank=True, default="")
-    callback_error = models.CharField(max_length=500, blank=True, default="")
+    callback_attempts = models.PositiveIntegerField(_("callback attempts"), default=0,
+                                                    help_text=_("How many times Gavel tried to post the callback."))
+    callback_status = models.CharField(
+        _("callback status"), max_length=16, blank=True, default="",
+        help_text=_("delivered; failing (another try follows); failed (Gavel gave up); refused (the host is no "
+                    "longer allowed). Blank until the first try."))
+    callback_error = models.CharField(
+        _("callback error"), max_length=500, blank=True, default="",
+        help_text=_("Why the last try failed: the HTTP status or the connection error. Never the task's text."))
 
-    purged_at = models.DateTimeField(null=True, blank=True)
-    created = models.DateTimeField(_("created"), default=timezone.now, db_index=True)
-    updated = models.DateTimeField(_("updated"), auto_now=True)
-    finished_at = models.DateTimeField(null=True, blank=True)
+    purged_at = models.DateTimeField(
+        _("purged at"), null=True, blank=True,
+        help_text=_("When the purge emptied the input, the answer, the edited text and the passages; status, "
+                    "facts and times stay."))
+    created = models.DateTimeField(_("created"), default=timezone.now, db_index=True,
+                                   help_text=_("When the task was submitted."))
+    updated = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the task last changed."))
+    finished_at = models.DateTimeField(
+        _("finished at"), null=True, blank=True,
+        help_text=_("When the worker's part ended: ready, blocked, failed or cancelled."))
 
     class Meta:
         ordering = ["-created"]
@@ -567,7 +704,7 @@ class UserProfile(models.Model):
     """What a person sets for themselves: the language Gavel speaks to them in (SPEC §1)."""
 
     user = models.OneToOneField("auth.User", on_delete=models.CASCADE, related_name="gavel_profile",
-                                verbose_name=_("user"))
+                                verbose_name=_("user"), help_text=_("The person these settings belong to."))
     language = models.CharField(
         _("language"), max_length=8, blank=True, default="",
         choices=[("en", "English"), ("de", "Deutsch")],

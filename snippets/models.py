@@ -91,27 +91,46 @@ class PatternRule(models.Model):
         NORMAL = "normal", _("normal")
 
     identifier = models.CharField(
-        max_length=150, unique=True, validators=[validate_rule_identifier],
-        help_text=_("Stable; a text cites the rule as [rule:<identifier>]. Letters, digits, '.', '_' and '-'."),
+        _("identifier"), max_length=150, unique=True, validators=[validate_rule_identifier],
+        help_text=_("Stable; a text cites the rule by it in brackets, e.g. [rule:odoo.onchange-is-not-validation]. "
+                    "Letters, digits, '.', '_' and '-'."),
     )
-    statement = models.CharField(max_length=500, help_text=_("The rule in one line: what a hint quotes."))
-    tags = models.JSONField(default=list, blank=True, validators=[validate_tag_list])
-    severity = models.CharField(max_length=8, choices=Severity.choices, default=Severity.NORMAL)
+    statement = models.CharField(_("statement"), max_length=500,
+                                 help_text=_("The rule in one line: what a hint quotes."))
+    tags = models.JSONField(
+        _("tags"), default=list, blank=True, validators=[validate_tag_list],
+        help_text=_("Separate tags with commas. Configurations pick pattern rules by tag: rule tags have them "
+                    "checked by machine, context tags add them to the prompt."))
+    severity = models.CharField(
+        _("severity"), max_length=8, choices=Severity.choices, default=Severity.NORMAL,
+        help_text=_("Shown in hints and in the governance log. It does not change what a violation does: the "
+                    "configuration's rule mode decides that."))
     violation_pattern = models.TextField(
-        blank=True, default="", help_text=_("A regular expression (Python re syntax); a match is a violation."),
+        _("violation pattern"), blank=True, default="",
+        help_text=_("A regular expression (Python re syntax); a match is a violation."),
     )
     satisfied_pattern = models.TextField(
-        blank=True, default="", help_text=_("Optional; a match anywhere in the same text clears the violation."),
+        _("satisfied pattern"), blank=True, default="",
+        help_text=_("Optional; a match anywhere in the same text clears the violation."),
     )
-    wrong_samples = models.JSONField(default=list, blank=True, validators=[validate_sample_list])
-    correct_samples = models.JSONField(default=list, blank=True, validators=[validate_sample_list])
-    source = models.CharField(max_length=500, blank=True, default="",
+    wrong_samples = models.JSONField(
+        _("wrong samples"), default=list, blank=True, validators=[validate_sample_list],
+        help_text=_("One sample per line, each a text that breaks the rule: the violation pattern must match every "
+                    "one. At least one when there is a violation pattern."))
+    correct_samples = models.JSONField(
+        _("correct samples"), default=list, blank=True, validators=[validate_sample_list],
+        help_text=_("One sample per line, each a text that keeps the rule: the rule must flag none. At least one "
+                    "when there is a violation pattern."))
+    source = models.CharField(_("source"), max_length=500, blank=True, default="",
                               help_text=_("Where the rule comes from, e.g. a documentation URL."))
     no_verdict_reason = models.TextField(
-        blank=True, default="", help_text=_("Required without a violation pattern: why no machine check exists."),
+        _("no verdict reason"), blank=True, default="",
+        help_text=_("Required without a violation pattern: why no machine check exists."),
     )
-    is_active = models.BooleanField(default=True)
-    updated_at = models.DateTimeField(auto_now=True)
+    is_active = models.BooleanField(_("active"), default=True,
+                                    help_text=_("Only active rules are checked, offered in prompts and known to "
+                                                "citations."))
+    updated_at = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the rule was last saved."))
 
     history = HistoricalRecords()
 

@@ -24,7 +24,8 @@ class TermList(models.Model):
         BLOCK = "block", _("block")
         REPORT = "report", _("report")
 
-    name = models.CharField(_("name"), max_length=200, unique=True)
+    name = models.CharField(_("name"), max_length=200, unique=True,
+                            help_text=_("Unique; hints and the governance log name the list by it."))
     forbidden = models.TextField(
         _("forbidden"), blank=True, default="",
         help_text=_("One term per line. Terms are words, not regular expressions: case is ignored, whole words "
@@ -48,7 +49,7 @@ class TermList(models.Model):
                     "would have been blocked (a shadow mode for trying a list)."))
     is_active = models.BooleanField(_("active"), default=True,
                                     help_text=_("Inactive lists apply to nothing."))
-    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    updated_at = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the list was last saved."))
 
     history = HistoricalRecords(m2m_fields=[configurations])
 
