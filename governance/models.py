@@ -3,6 +3,7 @@
 Field meanings follow SPEC §2; the admin-only ones are named in
 `governance.permissions.ADMIN_ONLY_FIELDS`, never here.
 """
+import copy
 import hashlib
 import re
 import secrets
@@ -238,7 +239,36 @@ class Configuration(models.Model):
             return []
         if name in getattr(self, "_prefetched_objects_cache", {}):
             return list(getattr(self, name).all())
-        return list(getattr(self, name).select_related(f"{target}__provider"))
+        version = getattr(self, "policy_version", None)
+        if version is None:  # not read on a screening's hot path (the admin, commands): read now
+            return list(getattr(self, name).select_related(f"{target}__provider"))
+        # Read under a policy version (governance.services.resolve_configurations): links are policy,
+        # every edit of them bumps the version, so this process reads them once per version. The
+        # linked configurations carry the version on, for their own links (a judge's fallbacks).
+        key = (self.pk, name)
+        if _links_cache.get("version") != version:
+            _links_cache.clear()
+            _links_cache["version"] = version
+        held = _links_cache.get(key)
+        if held is None:
+            held = _links_cache[key] = list(getattr(self, name).select_related(f"{target}__provider"))
+        links = []
+        for link in held:
+            linked = copy.copy(getattr(link, target))
+            linked.policy_version = version
+            link = copy.copy(link)
+            setattr(link, target, linked)
+            links.append(link)
+        return links
+
+
+# (configuration id, relation) -> its links, for the policy version under "version", in this process.
+_links_cache: dict = {}
+
+
+def forget_links() -> None:
+    """Drop this process's links (tests: a rolled-back database reuses version numbers)."""
+    _links_cache.clear()
 
 
 # Which relation each policy field is, for the code that reads or writes them by name.

@@ -85,8 +85,11 @@ def _configurations_at(version: int, ids: dict[str, int]) -> dict[str, Configura
 
 
 def forget_configurations() -> None:
-    """Drop this process's copies (tests: a rolled-back database reuses version numbers)."""
+    """Drop this process's copies and their links (tests: a rolled-back database reuses version numbers)."""
+    from governance.models import forget_links
+
     _configurations.update(version=None, by_identifier={})
+    forget_links()
 
 
 def policy_version_of(configurations) -> int:
