@@ -57,16 +57,20 @@ def claim_request(configuration: Configuration):
     slip under a cap: the row is only incremented while every cap still has room.
     """
     day = timezone.localdate()
-    if not UsageDay.objects.filter(configuration=configuration, day=day).exists():
-        try:
-            with transaction.atomic():
-                UsageDay.objects.create(configuration=configuration, day=day)
-        except IntegrityError:
-            pass  # another process made today's row first
     rows = UsageDay.objects.filter(configuration=configuration, day=day)
     for _name, cap, column in _caps(configuration):
         if cap:
             rows = rows.filter(**{f"{column}__lt": cap})
+    if rows.update(requests=F("requests") + 1):
+        return day  # the usual case: one statement
+    # Nothing counted: today's row is missing (the day's first request), or a cap is reached.
+    if UsageDay.objects.filter(configuration=configuration, day=day).exists():
+        return None
+    try:
+        with transaction.atomic():
+            UsageDay.objects.create(configuration=configuration, day=day)
+    except IntegrityError:
+        pass  # another process made today's row first
     return day if rows.update(requests=F("requests") + 1) else None
 
 
