@@ -8,11 +8,16 @@ import time
 from collections.abc import Callable, Iterable
 
 
-def setup_django(prefix: str, *, in_memory: bool = False) -> None:
+def setup_django(prefix: str, *, in_memory: bool = False, postgres: str | None = None) -> None:
     """Configure and start Django on a new SQLite file in a temporary directory (or in memory, where
-    disk syncs would drown what is timed), migrated."""
+    disk syncs would drown what is timed), migrated. With `postgres` (a server URL such as
+    postgres://postgres@127.0.0.1:5432), on a new PostgreSQL database of that server instead, dropped
+    when the process exits."""
     workdir = tempfile.mkdtemp(prefix=prefix)
-    os.environ["DATABASE_URL"] = "sqlite://:memory:" if in_memory else f"sqlite:///{workdir}/bench.sqlite3"
+    if postgres:
+        os.environ["DATABASE_URL"] = new_postgres_database(postgres.rstrip("/"), prefix)
+    else:
+        os.environ["DATABASE_URL"] = "sqlite://:memory:" if in_memory else f"sqlite:///{workdir}/bench.sqlite3"
     os.environ.setdefault("GAVEL_TESTING", "1")
     os.environ.setdefault("LOG_LEVEL", "WARNING")
     os.environ["DJANGO_SETTINGS_MODULE"] = "governance.settings"
@@ -22,6 +27,29 @@ def setup_django(prefix: str, *, in_memory: bool = False) -> None:
     from django.core.management import call_command
 
     call_command("migrate", verbosity=0)
+
+
+def new_postgres_database(server: str, prefix: str) -> str:
+    """Create an empty database on the server; drop it at exit. Returns its URL."""
+    import atexit
+
+    import psycopg
+
+    name = f"{prefix.strip('-').replace('-', '_')}_{os.getpid()}"
+    admin = server.replace("postgres://", "postgresql://", 1) + "/postgres"
+    with psycopg.connect(admin, autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+    def drop():
+        from django.db import connections
+
+        connections.close_all()
+        with psycopg.connect(admin, autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+    atexit.register(drop)
+    return f"{server}/{name}"
 
 
 def consumer_client(configurations: Iterable):

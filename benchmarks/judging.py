@@ -1,14 +1,15 @@
 """Benchmark of the rule-set judge (issue 4, SPEC §6.3): what the judge prompt costs in tokens beyond
 the rule lines and the text, and what time Gavel adds per judged screening.
 
-Run: .venv/bin/python benchmarks/judging.py [--requests N]   (prints three tables; under a minute)
+Run: .venv/bin/python benchmarks/judging.py [--requests N] [--postgres postgres://postgres@127.0.0.1:5432]
+     (prints three tables; under a minute; issue 10's target, at most 15 ms added, is on PostgreSQL)
 
 1. Tokens, counted with litellm's token_counter (judging.llm.token_count) for gpt-4o-mini: the whole
    request's messages minus the rule lines alone minus the text alone (each counted as the content of one
    message, less an empty message's framing). What remains is the prompt Gavel adds: instructions,
    markers, numbering, message framing. The JSON schema sent as `response_format` is counted beside it
    (as its JSON text), since a provider may bill it as input too. Target: prompt overhead under 250.
-2. Time: POST /api/v1/screenings in-process (Django test client, a fresh SQLite database), the provider
+2. Time: POST /api/v1/screenings in-process (Django test client, a fresh SQLite or PostgreSQL database), the provider
    server (tests/provider_server.py) answering the judge instantly with an allow. The same 60-word text
    and configuration with rule_mode `off` (no judge), `report` and `block`, interleaved run by run; medians.
 3. Where the added time goes. Inside each judged screening the judge's provider call
@@ -35,6 +36,7 @@ from benchmarks.inprocess import consumer_client, screening_timer, setup_django 
 
 MODEL = "gpt-4o-mini"
 TARGET = 250
+ADDED_TARGET_MS = 15
 RULES = [
     "Address the reader formally.",
     "Never promise a delivery date.",
@@ -82,9 +84,9 @@ def token_rows() -> list[dict]:
 
 
 # --- 2. time ---
-def screening_rows(requests: int) -> dict:
+def screening_rows(requests: int, postgres: str | None) -> dict:
     os.environ["GAVEL_BENCH_KEY"] = "bench-key"
-    setup_django("gavel-bench-judging-")
+    setup_django("gavel-bench-judging-", postgres=postgres)
     from governance.models import Configuration, Provider, set_links
     from judging import llm
     from snippets.models import Snippet
@@ -158,6 +160,9 @@ def screening_rows(requests: int) -> dict:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=200, help="screenings per mode (default 200)")
+    parser.add_argument("--postgres", metavar="SERVER_URL", default=None,
+                        help="time on a new database of this PostgreSQL server (e.g. postgres://postgres@127.0.0.1:5432)"
+                             " instead of SQLite; issue 10's target is measured so")
     args = parser.parse_args()
     os.environ.setdefault("GAVEL_TESTING", "1")
 
@@ -174,10 +179,11 @@ def main() -> None:
               f"{row['overhead'] / TARGET:>16.0%} ")
     print(f"(prompt overhead = request - rule lines - text; target < {TARGET}; the schema goes as response_format)")
 
-    result = screening_rows(args.requests)
+    result = screening_rows(args.requests, args.postgres)
     off = result["off"]
     print()
-    print(f"2. POST /api/v1/screenings, 60 words, {len(RULES)} rules, judge answering instantly; "
+    print(f"2. POST /api/v1/screenings on {'PostgreSQL' if args.postgres else 'SQLite'}, 60 words, {len(RULES)} rules, "
+          f"judge answering instantly; "
           f"median of {result['requests']} per row ({result['judge_calls']} judge calls seen)")
     header = f"{'mode':<22} | {'median ms':>9} | {'p90 ms':>7} | {'vs off':>8} | {'added ms':>8}"
     print(header)
@@ -185,6 +191,10 @@ def main() -> None:
     for mode, label in (("off", "off (no judge)"), ("report", "report (judged)"), ("block", "block (judged)")):
         print(f"{label:<22} | {result[mode]:>9.2f} | {result[mode + '_p90']:>7.2f} | {result[mode] / off:>7.2f}x | "
               f"{result[mode] - off:>8.2f}")
+    added = max(result["report"], result["block"]) - off
+    print(f"target (issue 10): a judged screening adds at most {ADDED_TARGET_MS} ms over off, on PostgreSQL -- "
+          f"{'met' if added <= ADDED_TARGET_MS else 'NOT met'} ({added:.2f} ms"
+          f"{'' if args.postgres else '; this run is on SQLite, rerun with --postgres'})")
     print()
     print("3. where the added time goes, per judged request (medians)")
     own_work = "Gavel's own work"
