@@ -129,10 +129,11 @@ def _count(store, key: str, duration: int) -> int:
     client = _redis_client(store)
     if client is not None:
         # One round trip: Django's cache API would take three (and build a client for each).
+        # (SET NX with the expiry makes the window's key once; INCR keeps its expiry. Redis >= 2.6.12.)
         pipe = client.pipeline(transaction=False)
+        pipe.set(key, 0, ex=duration + 1, nx=True)
         pipe.incr(key)
-        pipe.expire(key, duration + 1, nx=True)
-        return pipe.execute()[0]
+        return pipe.execute()[1]
     try:
         return store.incr(key)
     except ValueError:  # the window's first request (or its key has just expired)
