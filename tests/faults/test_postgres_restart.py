@@ -64,8 +64,10 @@ def test_a_postgresql_restart_under_load(proxied_database, token, tmp_path):
         for thread in threads:
             thread.start()
         time.sleep(1.0)
-        proxy.cut()
+        # Server side first: cutting the proxy first lets the backends see their clients go and exit
+        # on their own, sometimes before they could be counted here.
         terminated = terminate_backends()
+        proxy.cut()
         cut_at = time.monotonic()
         time.sleep(1.5)
         during = httpx.get(f"{url}/healthz", timeout=10)

@@ -38,6 +38,10 @@ def test_schemathesis_finds_nothing(fuzz_token, tmp_path):
             [str(SCHEMATHESIS), "--config-file", str(ROOT / "tests/production/schemathesis.toml"), "--no-color",
              "run", f"{url}/api/v1/schema/", "--checks", "all", "--max-examples", str(EXAMPLES), "--workers", "2",
              "--header", f"Authorization: Bearer {fuzz_token}", "--request-timeout", "20", "--seed", "1",
+             # The response-time check is there to catch a hang. Its default (10 s) was exceeded once
+             # by a 404 on a 2-CPU machine shared by the fuzzer, two server workers and PostgreSQL;
+             # a hang still fails at 30 s, and the request timeout at 20 s fails first anyway.
+             "--max-response-time", "30",
              "--report-dir", str(tmp_path / "report")],
             cwd=tmp_path, env=env, capture_output=True, text=True, timeout=1200,
         )
