@@ -2,10 +2,17 @@
 Gavel's migrations, a consumer's client, and one timed request."""
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
 
 
 def setup_django(prefix: str, *, in_memory: bool = False, postgres: str | None = None) -> None:
@@ -50,6 +57,23 @@ def new_postgres_database(server: str, prefix: str) -> str:
 
     atexit.register(drop)
     return f"{server}/{name}"
+
+
+@contextmanager
+def provider_in_another_process(default_answer: dict) -> Iterator[str]:
+    """The test provider server (tests/provider_server.py) in a child process, answering every
+    request with `default_answer`; yields its API base. In the timing process its handler threads
+    would compete with the request being timed for the interpreter lock, as a remote provider never does."""
+    code = ("import json, sys; from tests.provider_server import ProviderServer; "
+            "server = ProviderServer().start(); server.set_default(json.loads(sys.argv[1])); "
+            "print(server.base_url, flush=True); sys.stdin.read(); server.stop()")
+    child = subprocess.Popen([sys.executable, "-c", code, json.dumps(default_answer)], cwd=ROOT,
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        yield child.stdout.readline().strip()
+    finally:
+        child.stdin.close()
+        child.wait(timeout=10)
 
 
 def consumer_client(configurations: Iterable):

@@ -9,8 +9,9 @@ Run: .venv/bin/python benchmarks/judging.py [--requests N] [--postgres postgres:
    message, less an empty message's framing). What remains is the prompt Gavel adds: instructions,
    markers, numbering, message framing. The JSON schema sent as `response_format` is counted beside it
    (as its JSON text), since a provider may bill it as input too. Target: prompt overhead under 250.
-2. Time: POST /api/v1/screenings in-process (Django test client, a fresh SQLite or PostgreSQL database), the provider
-   server (tests/provider_server.py) answering the judge instantly with an allow. The same 60-word text
+2. Time: POST /api/v1/screenings in-process (Django test client, a fresh SQLite or PostgreSQL database), the
+   provider server (tests/provider_server.py, in another process) answering the judge instantly with an allow.
+   The same 60-word text
    and configuration with rule_mode `off` (no judge), `report` and `block`, interleaved run by run; medians.
 3. Where the added time goes. Inside each judged screening the judge's provider call
    (judging.llm.complete: litellm and the HTTP round trip to the server) and the completion service's
@@ -32,7 +33,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.inprocess import consumer_client, screening_timer, setup_django  # noqa: E402
+from benchmarks.inprocess import (  # noqa: E402
+    consumer_client,
+    provider_in_another_process,
+    screening_timer,
+    setup_django,
+)
 
 MODEL = "gpt-4o-mini"
 TARGET = 250
@@ -87,15 +93,15 @@ def token_rows() -> list[dict]:
 def screening_rows(requests: int, postgres: str | None) -> dict:
     os.environ["GAVEL_BENCH_KEY"] = "bench-key"
     setup_django("gavel-bench-judging-", postgres=postgres)
-    from governance.models import Configuration, Provider, set_links
+    from django.db.models import Sum
+
+    from governance.models import Configuration, Provider, UsageDay, set_links
     from judging import llm
     from snippets.models import Snippet
-    from tests.provider_server import ProviderServer
 
-    server = ProviderServer().start()
-    server.set_default({"text": '{"violations": []}'})  # every judge call: an instant allow
-    try:
-        provider = Provider.objects.create(name="bench", route="openai", api_base=server.base_url,
+    # Every judge call: an instant allow, from a server in another process.
+    with provider_in_another_process({"text": '{"violations": []}'}) as base_url:
+        provider = Provider.objects.create(name="bench", route="openai", api_base=base_url,
                                            api_key_env="GAVEL_BENCH_KEY", trust_zone="local", timeout=5)
         judge = Configuration.objects.create(identifier="judge", provider=provider, model="judge-model")
         Snippet.objects.create(identifier="house-style", name="House style", tags=["style"],
@@ -134,15 +140,13 @@ def screening_rows(requests: int, postgres: str | None) -> dict:
         for _ in range(20):  # warm up: litellm's import, connections, caches
             for mode in modes:
                 post(mode)
-        before = len(server.chat_requests)
+        before = UsageDay.objects.filter(configuration=judge).aggregate(n=Sum("requests"))["n"] or 0
         timings: dict[str, list[tuple[float, float, float]]] = {mode: [] for mode in modes}
         for index in range(requests):
             order = modes[index % 3:] + modes[:index % 3]
             for mode in order:
                 timings[mode].append(measured(mode))
-        judge_calls = len(server.chat_requests) - before
-    finally:
-        server.stop()
+        judge_calls = (UsageDay.objects.filter(configuration=judge).aggregate(n=Sum("requests"))["n"] or 0) - before
     result: dict = {"requests": requests, "judge_calls": judge_calls}
     for mode, rows in timings.items():
         totals = [total * 1000 for total, _call, _writes in rows]
