@@ -3,7 +3,7 @@
 Schemathesis (a property-based fuzzer) runs against gunicorn on the test database with every
 check on (`--checks all`): a schema-valid request the server refuses, a schema-violating one it
 accepts, a 5xx, an undocumented status, header or body shape are each a failure. The examples per
-operation are bounded (GAVEL_FUZZ_EXAMPLES, default 50, on top of the coverage phase's own
+operation are bounded (GAVEL_FUZZ_EXAMPLES, default 250, on top of the coverage phase's own
 cases) to keep the run to a few minutes.
 """
 import os
@@ -18,7 +18,7 @@ from tests.production.servers import gunicorn_on_test_database
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
-EXAMPLES = int(os.environ.get("GAVEL_FUZZ_EXAMPLES", "50"))
+EXAMPLES = int(os.environ.get("GAVEL_FUZZ_EXAMPLES", "250"))
 
 
 @pytest.fixture
