@@ -1,6 +1,7 @@
 """German throughout (issue 11): the catalogue is complete, and a walk over every admin page in German finds no
 English string of Gavel's catalogue. A failure names the page and the string: translate it in
 locale/de/LC_MESSAGES/django.po (run `manage.py makemessages -l de`, then compile with msgfmt)."""
+import os
 import re
 from html import unescape
 from pathlib import Path
@@ -45,6 +46,30 @@ def catalogue() -> list[tuple[str, str | None, list[str], bool]]:
 def test_every_catalogue_string_is_translated():
     untranslated = [msgid for msgid, _plural, strs, fuzzy in catalogue() if fuzzy or not all(strs)]
     assert untranslated == [], "translate these in locale/de/LC_MESSAGES/django.po"
+
+
+def test_every_string_the_code_marks_is_in_the_catalogue(tmp_path):
+    """makemessages over a copy of Gavel's sources: a string marked for translation in the code or a
+    template but missing from the catalogue would come out untranslated (or fuzzy, guessed from another)."""
+    import shutil
+    import subprocess
+    import sys
+
+    root = CATALOGUE.parents[3]
+    for name in ("manage.py", "governance", "judging", "snippets", "termlists", "templates", "locale"):
+        source = root / name
+        (shutil.copytree if source.is_dir() else shutil.copy)(source, tmp_path / name)
+    subprocess.run([sys.executable, "manage.py", "makemessages", "-l", "de", "--no-obsolete"], cwd=tmp_path,
+                   env={**os.environ, "GAVEL_TESTING": "1"}, check=True, capture_output=True)
+    made = tmp_path / "locale" / "de" / "LC_MESSAGES" / "django.po"
+    missing = subprocess.run(["msgattrib", "--untranslated", "--no-location", str(made)], check=True,
+                             capture_output=True, text=True).stdout
+    guessed = subprocess.run(["msgattrib", "--only-fuzzy", "--no-location", str(made)], check=True,
+                             capture_output=True, text=True).stdout
+    # Every entry but the header (the one whose msgstr holds Project-Id-Version) is a string to translate.
+    strings = [block for block in (missing + guessed).split("\n\n")
+               if "msgid " in block and "Project-Id-Version" not in block]
+    assert strings == [], "add these to locale/de/LC_MESSAGES/django.po"
 
 
 def english_probes() -> list[str]:
