@@ -126,7 +126,7 @@ def median_ms(run, runs: int = RUNS) -> float:
 
 def main() -> None:
     setup_django("gavel-bench-patterns-")
-    from governance.models import Configuration, Provider
+    from governance.models import Configuration, PolicyVersion, Provider
     from governance.screening import CallFacts, Output, Screening
     from snippets import patterns, services
     from snippets.guardrail import check_pattern_rules
@@ -151,7 +151,8 @@ def main() -> None:
     print(f"{'text':>6}  {'Gavel step':>10}  {'engine':>8}  {'naive re':>9}  {'step/naive':>10}  {'engine/naive':>12}")
     results = {}
     for label, text in texts.items():
-        facts = CallFacts(configuration=configuration)
+        # As the pipeline does: the request read the policy version with its configurations.
+        facts = CallFacts(configuration=configuration, policy_version=PolicyVersion.current())
 
         def step():
             screening = Screening(Output(text=text), facts)

@@ -205,7 +205,7 @@ class Screening:
         text = self.answer_json_text if self.output.format == "json" else self.output.text
         if text is None:
             return None
-        return text if textlib.count_words(text) >= textlib.FINISHED_TEXT_MIN_WORDS else None
+        return text if textlib.is_finished_text(text) else None
 
     def judged_text(self) -> str | None:
         """What a rule set judges (SPEC §6.8): finished text only, once per response.
@@ -224,7 +224,7 @@ class Screening:
             answer = self.answer_json_text if self.output.format == "json" else self.output.text
             parts = [p for p in [answer or "", *arguments] if p]
         joined = "\n".join(parts)
-        return joined if textlib.count_words(joined) >= textlib.FINISHED_TEXT_MIN_WORDS else None
+        return joined if textlib.is_finished_text(joined) else None
 
     # --- the result ---
     @property

@@ -5,6 +5,7 @@ Pure: no Django, no I/O.
 import html
 import json
 import re
+from itertools import islice
 
 import regex
 
@@ -29,6 +30,13 @@ def strip_markup(text: str) -> str:
 
 def count_words(text: str) -> int:
     return sum(1 for _ in _WORD.finditer(strip_markup(text)))
+
+
+def is_finished_text(text: str) -> bool:
+    """At least FINISHED_TEXT_MIN_WORDS words (SPEC §3); stops counting there, since every check of
+    a screening asks this of the same, often long, text."""
+    words = _WORD.finditer(strip_markup(text))
+    return next(islice(words, FINISHED_TEXT_MIN_WORDS - 1, None), None) is not None
 
 
 class NotJSON(ValueError):

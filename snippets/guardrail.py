@@ -100,7 +100,7 @@ def check_pattern_rules(screening) -> None:
     state = _state(screening)
     configurations = _configurations(screening)
     try:
-        library = _library(state)
+        library = _library(screening, state)
         owner: dict[str, tuple] = {}
         for configuration in configurations:
             for rule in library.tagged(_tags(configuration.rule_tags)):
@@ -135,7 +135,7 @@ def check_citations(screening) -> None:
         _settle(screening, state)
         return
     try:
-        library = _library(state)
+        library = _library(screening, state)
         timeout = services.pattern_timeout()
         prose = patterns.without_citations(text)
         items = []
@@ -161,9 +161,10 @@ def check_citations(screening) -> None:
     _enforce(screening, state, CITATION_CHECK, items, text)
 
 
-def _library(state: _State) -> patterns.Library:
+def _library(screening, state: _State) -> patterns.Library:
     if state.library is None:
-        state.library = services.library()
+        # The version the request read with its configurations (None outside a request: read now).
+        state.library = services.library(screening.facts.policy_version)
     return state.library
 
 
