@@ -3,8 +3,9 @@
 
 Run: .venv/bin/python benchmarks/patterns.py   (prints a table; well under a minute)
 
-The rules: the starter corpus `policies/editorial-starter.yaml` when the repository has it (every
-active rule, all tags selected), else the 30 rules below (BENCH_RULES). The texts are English and
+The rules: the 30 rules below (BENCH_RULES, the issue's corpus, which the target is for), then the
+starter corpus `policies/editorial-starter.yaml` when the repository has it (every active rule, all
+tags selected), each set in its own table. The texts are English and
 German prose, built from a fixed seed, that break none of the rules, so every pattern searches the
 whole text (the worst case: no rule stops early).
 
@@ -35,8 +36,8 @@ CORPUS = ROOT / "policies" / "editorial-starter.yaml"
 SEED = 20261201
 RUNS = 200
 
-# Thirty rules of the kinds the starter corpus holds (English and German editorial style); used only
-# when the corpus file is absent. (identifier, violation pattern, satisfied pattern)
+# Thirty rules of the kinds the starter corpus holds (English and German editorial style).
+# (identifier, violation pattern, satisfied pattern)
 BENCH_RULES = [
     ("en.click-here", r"(?i)\bclick\s+here\b", ""),
     ("de.hier-klicken", r"(?i)\b(?:hier\s+klicken|klicken\s+sie\s+hier)\b", ""),
@@ -94,21 +95,26 @@ def prose(size: int, rng: random.Random) -> str:
     return "\n\n".join(parts)
 
 
-def load_rules() -> str:
-    """Store the rules; return what they are, for the table's heading."""
+BENCH_TAG = "bench-30"
+
+
+def load_rules() -> list[tuple[str, list[str]]]:
+    """Store the rule sets; return (what each is, its rule tags) for the tables."""
     from governance import policy
     from snippets.models import PatternRule
 
-    if CORPUS.exists():
+    sets = [(f"the {len(BENCH_RULES)} rules of benchmarks/patterns.py (the issue's corpus; the target)", [BENCH_TAG])]
+    if CORPUS.exists():  # imported first: the 30 are added beside it
         import yaml
 
         policy.import_policy(yaml.safe_load(CORPUS.read_text(encoding="utf-8")))
-        return f"the starter corpus {CORPUS.relative_to(ROOT)}"
+        tags = sorted({tag for rule in PatternRule.objects.filter(is_active=True) for tag in rule.tags})
+        sets.append((f"the starter corpus {CORPUS.relative_to(ROOT)}", tags))
     PatternRule.objects.bulk_create([
-        PatternRule(identifier=identifier, statement=identifier, tags=["bench"], violation_pattern=violation,
-                    satisfied_pattern=satisfied)
+        PatternRule(identifier=f"bench.{identifier}", statement=identifier, tags=[BENCH_TAG],
+                    violation_pattern=violation, satisfied_pattern=satisfied)
         for identifier, violation, satisfied in BENCH_RULES])
-    return "the 30 rules of benchmarks/patterns.py (no starter corpus in this checkout)"
+    return sets
 
 
 def median_ms(run, runs: int = RUNS) -> float:
@@ -132,48 +138,50 @@ def main() -> None:
     from snippets.guardrail import check_pattern_rules
     from snippets.models import PatternRule
 
-    source = load_rules()
-    rules = list(PatternRule.objects.filter(is_active=True))
-    tags = sorted({tag for rule in rules for tag in rule.tags})
+    sets = load_rules()
     provider = Provider.objects.create(name="bench", route="openai")
-    configuration = Configuration.objects.create(identifier="bench", provider=provider, model="m",
-                                                 rule_mode="report", rule_tags=tags)
     library = services.library()
-    compiled = [library.rules[rule.identifier] for rule in rules]
-    naive = [(re.compile(rule.violation_pattern), re.compile(rule.satisfied_pattern) if rule.satisfied_pattern
-              else None) for rule in rules if rule.violation_pattern]
     timeout = services.pattern_timeout()
-
     rng = random.Random(SEED)
     texts = {"2 KB": prose(2 * 1024, rng), "27 KB": prose(27 * 1024, rng)}
-    print(f"Pattern rules: {len(rules)} active ({len(naive)} with a pattern) -- {source}")
-    print(f"Median of {RUNS} runs per cell, CPU milliseconds per screening.\n")
-    print(f"{'text':>6}  {'Gavel step':>10}  {'engine':>8}  {'naive re':>9}  {'step/naive':>10}  {'engine/naive':>12}")
-    results = {}
-    for label, text in texts.items():
-        # As the pipeline does: the request read the policy version with its configurations.
-        facts = CallFacts(configuration=configuration, policy_version=PolicyVersion.current())
+    target = None
+    for number, (source, tags) in enumerate(sets):
+        rules = [rule for rule in PatternRule.objects.filter(is_active=True) if set(rule.tags) & set(tags)]
+        configuration = Configuration.objects.create(identifier=f"bench-{number}", provider=provider, model="m",
+                                                     rule_mode="report", rule_tags=tags)
+        compiled = [library.rules[rule.identifier] for rule in rules]
+        naive = [(re.compile(rule.violation_pattern), re.compile(rule.satisfied_pattern) if rule.satisfied_pattern
+                  else None) for rule in rules if rule.violation_pattern]
+        print(f"Pattern rules: {len(rules)} active ({len(naive)} with a pattern) -- {source}")
+        print(f"Median of {RUNS} runs per cell, CPU milliseconds per screening.\n")
+        print(f"{'text':>6}  {'Gavel step':>10}  {'engine':>8}  {'naive re':>9}  {'step/naive':>10}  {'engine/naive':>12}")
+        for label, text in texts.items():
+            # As the pipeline does: the request read the policy version with its configurations.
+            facts = CallFacts(configuration=configuration, policy_version=PolicyVersion.current())
 
-        def step():
-            screening = Screening(Output(text=text), facts)
-            check_pattern_rules(screening)
-            assert screening.checks[0]["result"] in ("passed", "skipped"), (screening.checks, screening.hints)
+            def step():
+                screening = Screening(Output(text=text), facts)
+                check_pattern_rules(screening)
+                assert screening.checks[0]["result"] in ("passed", "skipped"), (screening.checks, screening.hints)
 
-        def engine():
-            for rule in compiled:
-                patterns.evaluate(rule, text, timeout)
+            def engine():
+                for rule in compiled:
+                    patterns.evaluate(rule, text, timeout)
 
-        def loop():
-            for violation, satisfied in naive:
-                if violation.search(text) and satisfied is not None:
-                    satisfied.search(text)
+            def loop():
+                for violation, satisfied in naive:
+                    if violation.search(text) and satisfied is not None:
+                        satisfied.search(text)
 
-        gavel, bare, floor = median_ms(step), median_ms(engine), median_ms(loop)
-        results[label] = gavel
-        print(f"{label:>6}  {gavel:>10.3f}  {bare:>8.3f}  {floor:>9.3f}  {gavel / floor:>9.2f}x  {bare / floor:>11.2f}x")
-    two_kb = results["2 KB"]
-    verdict = "met" if two_kb < 2 else "NOT met"
-    print(f"\nTarget: Gavel step under 2 ms for 2 KB -- {verdict} ({two_kb:.3f} ms).")
+            gavel, bare, floor = median_ms(step), median_ms(engine), median_ms(loop)
+            if number == 0 and label == "2 KB":
+                target = (gavel, floor)
+            print(f"{label:>6}  {gavel:>10.3f}  {bare:>8.3f}  {floor:>9.3f}  {gavel / floor:>9.2f}x  {bare / floor:>11.2f}x")
+        print()
+    gavel, floor = target
+    verdict = "met" if gavel < 2 else "NOT met"
+    print(f"Target (issue 9): the step under 2 ms for 2 KB with the {len(BENCH_RULES)} rules -- {verdict} "
+          f"({gavel:.3f} ms; {gavel / floor:.2f}x a naive re loop over the same rules).")
 
 
 if __name__ == "__main__":
