@@ -246,12 +246,13 @@ class Configuration(models.Model):
         # every edit of them bumps the version, so this process reads them once per version. The
         # linked configurations carry the version on, for their own links (a judge's fallbacks).
         key = (self.pk, name)
-        if _links_cache.get("version") != version:
-            _links_cache.clear()
-            _links_cache["version"] = version
-        held = _links_cache.get(key)
+        held_version, by_key = _links_cache["entry"]
+        if held_version != version:  # a new dict, so a thread on another version never mixes with this one
+            by_key = {}
+            _links_cache["entry"] = (version, by_key)
+        held = by_key.get(key)
         if held is None:
-            held = _links_cache[key] = list(getattr(self, name).select_related(f"{target}__provider"))
+            held = by_key[key] = list(getattr(self, name).select_related(f"{target}__provider"))
         links = []
         for link in held:
             linked = copy.copy(getattr(link, target))
@@ -262,13 +263,13 @@ class Configuration(models.Model):
         return links
 
 
-# (configuration id, relation) -> its links, for the policy version under "version", in this process.
-_links_cache: dict = {}
+# (policy version, {(configuration id, relation): its links}), in this process.
+_links_cache: dict = {"entry": (None, {})}
 
 
 def forget_links() -> None:
     """Drop this process's links (tests: a rolled-back database reuses version numbers)."""
-    _links_cache.clear()
+    _links_cache["entry"] = (None, {})
 
 
 # Which relation each policy field is, for the code that reads or writes them by name.

@@ -66,17 +66,19 @@ def _version_and_grants(names: list[str], consumer: Consumer | None) -> tuple[in
     return version, [(name, pk, granted) for _v, name, pk, granted in rows]
 
 
-# Policy version -> {identifier: Configuration with its provider}, in this process. Every edit of a
+# (policy version, {identifier: Configuration with its provider}), in this process. Every edit of a
 # configuration or provider bumps the version, which each request reads in _version_and_grants: an
 # entry read under version V is only used by requests that read V, and is at least as new as V.
-# A copy of a record that was deleted and made again (another id) is read afresh.
-_configurations: dict = {"version": None, "by_identifier": {}}
+# A request that finds another version starts a new dict and keeps working on its own one, so two
+# threads on different versions never mix. A record deleted and made again (another id) is read afresh.
+_configurations: dict = {"entry": (None, {})}
 
 
 def _configurations_at(version: int, ids: dict[str, int]) -> dict[str, Configuration]:
-    if _configurations["version"] != version:
-        _configurations.update(version=version, by_identifier={})
-    held = _configurations["by_identifier"]
+    held_version, held = _configurations["entry"]
+    if held_version != version:
+        held = {}
+        _configurations["entry"] = (version, held)
     stale = [name for name, pk in ids.items() if name not in held or held[name].pk != pk]
     if stale:
         for configuration in Configuration.objects.select_related("provider").filter(identifier__in=stale):
@@ -88,7 +90,7 @@ def forget_configurations() -> None:
     """Drop this process's copies and their links (tests: a rolled-back database reuses version numbers)."""
     from governance.models import forget_links
 
-    _configurations.update(version=None, by_identifier={})
+    _configurations["entry"] = (None, {})
     forget_links()
 
 
