@@ -60,9 +60,10 @@ def claim_request(configuration: Configuration):
     caps = [(column, cap) for _name, cap, column in _caps(configuration) if cap]
     if _update_usage(configuration, day, "requests = requests + 1", [], caps):
         return day  # the usual case: one statement
-    # Nothing counted: today's row is missing (the day's first request), or a cap is reached.
+    # Nothing counted: today's row is missing (the day's first request), or a cap is reached, or
+    # another process has just made the row. Where the row exists, counting again tells which.
     if UsageDay.objects.filter(configuration=configuration, day=day).exists():
-        return None
+        return day if _update_usage(configuration, day, "requests = requests + 1", [], caps) else None
     try:
         with transaction.atomic():
             UsageDay.objects.create(configuration=configuration, day=day)

@@ -8,6 +8,10 @@ from django.db.models.signals import m2m_changed, post_delete, post_save
 POLICY_MODELS = (
     "governance.Provider",
     "governance.Configuration",
+    # Judge chains and fallbacks: set_links writes them in bulk and counts that as one edit
+    # (policy_edited); a link saved or deleted one by one (the shell, a fixture) bumps too.
+    "governance.JudgeLink",
+    "governance.FallbackLink",
     "snippets.Snippet",
     "snippets.PatternRule",
     "termlists.TermList",

@@ -128,6 +128,7 @@ def _count(store, key: str, duration: int) -> int:
     """This request's number in its window: one increment (and the window's expiry set once)."""
     client = _redis_client(store)
     if client is not None:
+        key = store.make_and_validate_key(key)  # KEY_PREFIX and VERSION, as the cache API would
         # One round trip: Django's cache API would take three (and build a client for each).
         # (SET NX with the expiry makes the window's key once; INCR keeps its expiry. Redis >= 2.6.12.)
         pipe = client.pipeline(transaction=False)
@@ -142,20 +143,18 @@ def _count(store, key: str, duration: int) -> int:
         return store.incr(key)  # another process made it meanwhile
 
 
-# One redis client per connection pool of Django's Redis cache (same server, timeouts and pool).
-_redis_clients: dict[int, tuple] = {}
-
-
 def _redis_client(store):
+    """A redis client on the cache backend's own connection pool (same server, timeouts and pool),
+    made once and kept on the backend, so it lives and dies with it (Django keeps one per thread)."""
     from django.core.cache.backends.redis import RedisCache
 
     if not isinstance(store, RedisCache):
         return None
-    pool = store._cache._get_connection_pool(write=True)
-    held = _redis_clients.get(id(pool))
-    if held is None or held[0] is not pool:
-        held = _redis_clients[id(pool)] = (pool, store._cache._client(connection_pool=pool))
-    return held[1]
+    backend = store._cache
+    client = getattr(backend, "_gavel_throttle_client", None)
+    if client is None:
+        client = backend._gavel_throttle_client = backend._client(connection_pool=backend._get_connection_pool(write=True))
+    return client
 
 
 from governance.api import schema  # noqa: E402,F401  (registers the OpenAPI description)

@@ -60,10 +60,11 @@ class StrictSerializer(serializers.Serializer):
         # DRF deep-copies every declared field for each instance, which builds each field again
         # (a quarter of a screening's time in the load benchmark). A field without children keeps
         # nothing per request but its binding, so a shallow copy is enough; nested serializers and
-        # fields with a child are still copied deeply, since their children are bound to them.
+        # fields with a child (or a child relation) are still copied deeply, since their children are
+        # bound to them.
         return {
-            name: (copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer) or hasattr(field, "child")
-                   else copy.copy(field))
+            name: (copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer)
+                   or hasattr(field, "child") or hasattr(field, "child_relation") else copy.copy(field))
             for name, field in self._declared_fields.items()
         }
 

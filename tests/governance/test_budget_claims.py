@@ -63,3 +63,24 @@ def test_parallel_claims_never_exceed_the_request_cap(configuration):
         thread.join(timeout=30)
     assert len(granted) == 5
     assert UsageDay.objects.get(configuration=configuration).requests == 5
+
+
+@pytest.mark.django_db
+def test_a_claim_that_misses_a_row_another_process_just_made_still_counts(configuration, monkeypatch):
+    """The first UPDATE finds no row; before the check, another process makes today's row. That is
+    not a reached cap (there is none): the claim counts on the other process's row."""
+    from governance import completions
+
+    real = completions._update_usage
+    calls = []
+
+    def first_misses(*args, **kwargs):
+        calls.append(args)
+        if len(calls) == 1:
+            UsageDay.objects.create(configuration=configuration, day=timezone.localdate())  # "the other process"
+            return 0
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(completions, "_update_usage", first_misses)
+    assert claim_request(configuration) == timezone.localdate()
+    assert UsageDay.objects.get(configuration=configuration).requests == 1
