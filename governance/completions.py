@@ -14,7 +14,6 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -96,7 +95,7 @@ def _count_usage(configuration: Configuration, day, tokens: int, cost: float, la
 
 def _count_failure(configuration: Configuration, day) -> None:
     """A counted request whose provider failed (error or timeout): the dashboard's failure rate."""
-    UsageDay.objects.filter(configuration=configuration, day=day).update(failures=F("failures") + 1)
+    _update_usage(configuration, day, "failures = failures + 1", [])
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:

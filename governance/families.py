@@ -79,7 +79,7 @@ def configuration_faults(configuration) -> list[Fault]:
         return []
     escalation = configuration.escalation.identifier if configuration.escalation_id else None
     values = {field: getattr(configuration, field) for field in CHAT_ONLY if field != "escalation"}
-    fallbacks = list(configuration.fallbacks) if isinstance(configuration.fallbacks, list) else []
+    fallbacks = list(configuration.fallbacks)
     values.update(escalation=escalation, fallbacks=fallbacks)
     names = [n for n in [*fallbacks, escalation] if isinstance(n, str) and n]
     kinds = dict(Configuration.objects.filter(identifier__in=names).values_list("identifier", "provider__kind"))

@@ -1,7 +1,8 @@
 """Judge chains and fallbacks as a graph: what the policy refuses, and what an edit changes for others.
 
 `link_problems` is pure (plain data in, plain data out) and serves the admin, the service layer
-and the policy import alike; `graph_from_database` and `effects_of_edit` read the records.
+and the policy import alike; `graph_from_database`, `referrers`, `configuration_effects` and
+`provider_effects` read the records.
 Decisions: docs/decisions.md, "Judge chains and fallbacks are relations".
 """
 from __future__ import annotations

@@ -349,14 +349,17 @@ def set_links(configuration: Configuration, field: str, targets) -> bool:
                    .values_list(f"{target}_id", flat=True))
     if current == wanted:
         return False
-    model.objects.filter(configuration=configuration).delete()
-    model.objects.bulk_create(
-        [model(configuration=configuration, position=index, **{f"{target}_id": pk}) for index, pk in enumerate(wanted)]
-    )
-    # bulk_create sends no post_save: count the edit once, as every policy edit is (SPEC §11.1).
-    from governance.signals import policy_edited
+    from governance.signals import one_bump, policy_edited
 
-    policy_edited(model)
+    # One edit, one version bump (SPEC §11.1): the deleted rows' signals and the bulk insert, which
+    # sends none, are counted together at the end.
+    with one_bump():
+        model.objects.filter(configuration=configuration).delete()
+        model.objects.bulk_create(
+            [model(configuration=configuration, position=index, **{f"{target}_id": pk})
+             for index, pk in enumerate(wanted)]
+        )
+        policy_edited(model)
     return True
 
 

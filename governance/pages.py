@@ -23,7 +23,6 @@ def locked_out(request, original_response=None, credentials=None):
 
 def switch_language(request):
     """The admin's language switch: saves the choice in the person's profile (SPEC §1) and goes back."""
-    from django.conf import settings as django_settings
     from django.http import HttpResponseNotAllowed, HttpResponseRedirect
     from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -32,7 +31,7 @@ def switch_language(request):
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])
     language = request.POST.get("language", "")
-    if language not in {code for code, _name in django_settings.LANGUAGES} | {""}:
+    if language not in {code for code, _name in settings.LANGUAGES} | {""}:
         language = ""
     UserProfile.objects.update_or_create(user=request.user, defaults={"language": language})
     back = request.POST.get("next", "")

@@ -25,9 +25,12 @@ _pending: ContextVar[list | None] = ContextVar("policy_edits_pending", default=N
 @contextmanager
 def one_bump():
     """Many saves that are one policy edit (an import): one version bump at the end, none if nothing
-    was saved or the block raised (its transaction is rolled back anyway)."""
+    was saved or the block raised (its transaction is rolled back anyway). Nested blocks are one edit."""
     from governance.models import PolicyVersion
 
+    if _pending.get() is not None:  # inside another one: its end counts these edits too
+        yield
+        return
     pending: list = []
     token = _pending.set(pending)
     try:

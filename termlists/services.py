@@ -150,28 +150,29 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
     return found
 
 
-# (policy version, configuration ids) -> scope rows, in this process. Every edit of a list, its scope or
+# (policy version, {configuration ids: scope rows}), in this process. Every edit of a list, its scope or
 # a configuration bumps the policy version, which each request reads with its configurations
-# (governance.services.resolve_configurations): an entry is only ever used under the version it was
-# read at or a later one, so it is never staler than the version the request read.
-_scope_cache: dict[tuple[int, tuple[int, ...]], list[ScopeRow]] = {}
-SCOPE_CACHE_ENTRIES = 1024
+# (governance.services.resolve_configurations): rows are only used under the version they were read
+# at, so they are never staler than the version the request read. A request that finds another
+# version starts a new dict, so two threads on different versions never mix.
+_scope_cache: dict = {"entry": (None, {})}
+SCOPE_CACHE_ENTRIES = 1024  # sets of configurations kept per version
 
 
 def _cached_scope_rows(configuration_ids: list[int], facts) -> list[ScopeRow]:
     version = getattr(facts, "policy_version", None)
     if version is None:
         return _guarded(lambda: _scope_rows(configuration_ids))
-    key = (version, tuple(sorted(configuration_ids)))
-    rows = _scope_cache.get(key)
+    key = tuple(sorted(configuration_ids))
+    held_version, held = _scope_cache["entry"]
+    if held_version != version:
+        held = {}
+        _scope_cache["entry"] = (version, held)
+    rows = held.get(key)
     if rows is None:
         rows = _guarded(lambda: _scope_rows(configuration_ids))
-        # Rows read at a newer version than the request's are filed under theirs.
-        read_at = rows[0].policy_version if rows else version
-        if len(_scope_cache) >= SCOPE_CACHE_ENTRIES or any(k[0] < read_at for k in _scope_cache):
-            for stale in [k for k in _scope_cache if k[0] < read_at or len(_scope_cache) >= SCOPE_CACHE_ENTRIES]:
-                del _scope_cache[stale]
-        _scope_cache[(read_at, key[1])] = rows
+        if len(held) < SCOPE_CACHE_ENTRIES:
+            held[key] = rows
     return rows
 
 
@@ -260,7 +261,7 @@ def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> Compil
         held = _compiled.get(row.id)
         if held is not None and held[0] == key:
             return held[1]
-        forbidden, required = terms if terms is not None else _terms_of(row.id)
+        forbidden, required = terms if terms is not None else _guarded(lambda: _terms_of(row.id))
         compiled = CompiledList(
             name=row.name,
             mode=row.mode,
@@ -294,7 +295,7 @@ def forget_compiled() -> None:
     """Drop every compiled matcher and cached scope of this process (tests, benchmarks)."""
     global _pruned_at
     _compiled.clear()
-    _scope_cache.clear()
+    _scope_cache["entry"] = (None, {})
     _pruned_at = 0
 
 

@@ -1,4 +1,5 @@
 """Consumer tokens: Bearer (or DRF's Token) headers, stored hashed; per-consumer throttling."""
+import functools
 import logging
 import threading
 import time
@@ -42,20 +43,31 @@ class ConsumerTokenAuthentication(authentication.BaseAuthentication):
 def consumer_by_token_hash(token_hash: str) -> Consumer | None:
     """The consumer holding this token, by a written-out statement: it runs on every request, and a
     queryset would be built and compiled each time (docs/operations.md, the hot path)."""
-    names = [field.attname for field in Consumer._meta.concrete_fields]
-    columns = ", ".join(connection.ops.quote_name(field.column) for field in Consumer._meta.concrete_fields)
-    table = connection.ops.quote_name(Consumer._meta.db_table)
+    sql, names, converters = _consumer_statement(connection.alias)
     with connection.cursor() as cursor:
-        cursor.execute(f"SELECT {columns} FROM {table} WHERE token_hash = %s", [token_hash])
+        cursor.execute(sql, [token_hash])
         row = cursor.fetchone()
     if row is None:
         return None
-    converted = []
-    for field, value in zip(Consumer._meta.concrete_fields, row):
-        for converter in connection.ops.get_db_converters(field.get_col(Consumer._meta.db_table)):
+    values = []
+    for value, (field, field_converters) in zip(row, converters):
+        for converter in field_converters:
             value = converter(value, field, connection)
-        converted.append(value)
-    return Consumer.from_db(connection.alias, names, converted)
+        values.append(value)
+    return Consumer.from_db(connection.alias, names, values)
+
+
+@functools.cache
+def _consumer_statement(alias: str) -> tuple[str, list[str], list[tuple]]:
+    """The SELECT, the field names and each field's value converters, for one database (made once)."""
+    from django.db import connections
+
+    ops = connections[alias].ops
+    fields = Consumer._meta.concrete_fields
+    columns = ", ".join(ops.quote_name(field.column) for field in fields)
+    sql = f"SELECT {columns} FROM {ops.quote_name(Consumer._meta.db_table)} WHERE token_hash = %s"  # noqa: S608
+    converters = [(field, ops.get_db_converters(field.get_col(Consumer._meta.db_table))) for field in fields]
+    return sql, [field.attname for field in fields], converters
 
 
 class IsConsumer(permissions.BasePermission):

@@ -45,8 +45,7 @@ def nice_ceiling(value: int) -> int:
     return 10 * power  # pragma: no cover — the loop always returns
 
 
-def stacked_bars(columns: list[tuple[str, dict[str, int]]], series: list[tuple[str, str]], *,
-                 label_every: int | None = None) -> Chart:
+def stacked_bars(columns: list[tuple[str, dict[str, int]]], series: list[tuple[str, str]]) -> Chart:
     """One column per (label, {series key: count}); `series` is [(key, name)] bottom to top."""
     chart = Chart()
     plot_width = chart.right - LEFT
@@ -60,7 +59,7 @@ def stacked_bars(columns: list[tuple[str, dict[str, int]]], series: list[tuple[s
         return chart
     slot = plot_width / len(columns)
     bar_width = max(slot * 0.7, 1.0)
-    every = label_every or max(1, math.ceil(len(columns) / 10))
+    every = max(1, math.ceil(len(columns) / 10))  # at most ten labels under the columns
     for index, (label, values) in enumerate(columns):
         x = LEFT + index * slot + (slot - bar_width) / 2
         y = chart.baseline
