@@ -13,7 +13,9 @@ from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.core.exceptions import NON_FIELD_ERRORS, PermissionDenied, ValidationError
 from django.db.models import Count
 from django.template.response import TemplateResponse
+from django.utils.formats import date_format
 from django.utils.html import format_html
+from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
@@ -556,7 +558,11 @@ class GovernanceEventAdmin(admin.ModelAdmin):
     """Append-only: readable with the view permission, never added, changed or deleted here."""
 
     # Fits 1280 px: provider, model and actor are on the detail page (issue 11).
-    list_display = ("at", "decision", "check_name", "configuration", "subject", "mode", "correlation_link")
+    list_display = ("when", "decision", "check_name", "configuration", "subject", "mode", "correlation_link")
+    list_display_links = ("when",)
+
+    class Media:
+        css = {"all": ["governance/event_log.css"]}
     # No filter on an unindexed column: listing its distinct values would scan the whole log.
     list_filter = ("decision", "check_name", "mode", "configuration")
     search_fields = ("=correlation_id", "configuration", "provider", "actor", "model")
@@ -568,10 +574,16 @@ class GovernanceEventAdmin(admin.ModelAdmin):
               "mode", "summary", "detail_pretty")
     readonly_fields = fields
 
+    @admin.display(description=_("time"), ordering="at")
+    def when(self, obj):
+        # The short form ("01.12.2026 20:30"), so the list fits 1280 px (docs/decisions.md).
+        return date_format(localtime(obj.at), "SHORT_DATETIME_FORMAT")
+
     @admin.display(description=_("correlation id"))
     def correlation_link(self, obj):
-        # Every event of one screening shares the id: link to all of them.
-        return format_html('<a href="?{}">{}</a>', urlencode({"q": obj.correlation_id}), obj.correlation_id[:12])
+        # Every event of one screening shares the id: link to all of them (the whole id in the title).
+        return format_html('<a href="?{}" title="{}">{}</a>', urlencode({"q": obj.correlation_id}),
+                           obj.correlation_id, obj.correlation_id[:8])
 
     # Append-only: no History button (the change form's object tools are left out).
     change_form_template = "admin/governance/governanceevent/change_form.html"

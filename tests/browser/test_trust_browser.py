@@ -126,3 +126,26 @@ def test_an_administrator_imports_a_policy_file_after_a_dry_run(log_in, live_ser
     page.get_by_role("button", name="Apply this import").click()
     expect(page.locator("ul.messagelist li.success")).to_contain_text("Policy imported: 3 created")
     assert Configuration.objects.get(identifier="writer").fallback_identifiers() == ["writer-backup"]
+
+
+def test_the_governance_log_fits_1280_px(log_in, live_server, superuser, screenshots):
+    """English beside the open navigation; German once the navigation is folded away (docs/decisions.md)."""
+    from governance.models import GovernanceEvent, UserProfile
+
+    for decision, check in (("reported", "field"), ("blocked", "term_list"), ("not_checked", "rules_judge")):
+        GovernanceEvent.objects.create(correlation_id=f"c-{decision}-0123456789", decision=decision, check_name=check,
+                                       configuration="demo-writer", mode="report",
+                                       detail={"list": "Demo brand words (writer)"})
+    page = log_in(superuser)
+    page.set_viewport_size({"width": 1280, "height": 900})
+    overflow = "() => document.querySelector('#result_list').scrollWidth - document.querySelector('.results').clientWidth"
+    page.goto(f"{live_server.url}/admin/governance/governanceevent/")
+    page.screenshot(path=str(screenshots / "governance-log-1280-en.png"), full_page=True)
+    assert page.evaluate(overflow) <= 0
+
+    UserProfile.objects.update_or_create(user=superuser, defaults={"language": "de"})
+    page.goto(f"{live_server.url}/admin/governance/governanceevent/")
+    expect(page.locator("#result_list")).to_contain_text("Gestoppt")
+    page.click("#toggle-nav-sidebar")
+    page.screenshot(path=str(screenshots / "governance-log-1280-de.png"), full_page=True)
+    assert page.evaluate(overflow) <= 0
