@@ -247,6 +247,10 @@ def _call_kwargs(
             kwargs["tool_choice"] = tool_choice if isinstance(tool_choice, str) else dict(tool_choice)
     if user:
         kwargs["user"] = user
+        if target.route == "openai":
+            # litellm sends `user` only for OpenAI's own catalogue models; SPEC §11.5 passes it on to
+            # every OpenAI-compatible provider, so it goes in the body as well.
+            kwargs["extra_body"] = {"user": user}
     return kwargs
 
 
