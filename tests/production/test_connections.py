@@ -57,3 +57,19 @@ def test_a_database_outage_while_authenticating_is_a_503_too(db, client, monkeyp
                                HTTP_AUTHORIZATION="Bearer whatever")
     assert response.status_code == 503
     assert response.json()["error"]["code"] == "unavailable"
+
+
+def test_a_database_outage_on_the_openai_gateway_is_a_503_in_openai_s_error_body(api, monkeypatch):
+    """SPEC §11.5: errors under /openai/ use OpenAI's error body, with the statuses of §11.1."""
+    def unreachable(*args, **kwargs):
+        raise OperationalError('connection to server at "db.internal" failed: password=hunter2')
+
+    with monkeypatch.context() as patched:
+        patched.setattr("governance.services.run_pipeline", unreachable)
+        patched.setattr("governance.completions.services.resolve_configurations", unreachable)
+        response = api.post("/openai/v1/chat/completions",
+                            {"model": "newsroom", "messages": [{"role": "user", "content": "Hello"}]}, format="json")
+    assert response.status_code == 503 and response["Retry-After"]
+    error = response.json()["error"]
+    assert set(error) >= {"message", "type", "code"} and error["type"] == "api_error"
+    assert "hunter2" not in response.content.decode() and "db.internal" not in response.content.decode()
