@@ -4,7 +4,7 @@
 any future write path by a person must too, so the admin-only fields are refused
 to a non-administrator in one place. A policy import is an administrator's act by
 definition (only `manage.py import_policy` and administrator consumers reach it)
-and writes its records directly (governance/policy.py).
+and writes its records directly (governance/policy/).
 """
 from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, PermissionDenied, ValidationError
 from django.db import models, transaction

@@ -1,0 +1,44 @@
+"""What a person reads when a policy document is refused (tests assert on these), and the error itself."""
+from django.utils.translation import gettext_lazy
+
+MSG_DOCUMENT = gettext_lazy("A policy document is a mapping with the sections: %(sections)s.")
+MSG_NOT_MAPPING = gettext_lazy("Give a mapping of keys to values.")
+MSG_NOT_LIST = gettext_lazy("Give a list.")
+MSG_UNKNOWN_KEY = gettext_lazy("Unknown key.")
+MSG_REQUIRED = gettext_lazy("This key is required.")
+MSG_NOT_STRING = gettext_lazy("Give a string (quote it if YAML read it as a number, date or boolean).")
+MSG_EMPTY = gettext_lazy("This may not be empty.")
+MSG_NOT_INTEGER = gettext_lazy("Give a whole number.")
+MSG_NOT_NUMBER = gettext_lazy("Give a number.")
+MSG_NOT_BOOLEAN = gettext_lazy("Give true or false.")
+MSG_AT_LEAST = gettext_lazy("Give at least %(minimum)s.")
+MSG_RANGE = gettext_lazy("Give a number from %(minimum)s to %(maximum)s.")
+MSG_CHOICE = gettext_lazy("Choose one of: %(choices)s.")
+MSG_ENV_NAME = gettext_lazy("Give the name of an environment variable, not a key.")
+MSG_SURROUNDING_SPACE = gettext_lazy("A name has no white space at its start or end.")
+MSG_LANGUAGE = gettext_lazy("Give a language code such as de or de-AT.")
+MSG_DUPLICATE = gettext_lazy("Named twice in this document (first at %(path)s).")
+MSG_LISTED_TWICE = gettext_lazy("Listed twice.")
+MSG_UNKNOWN_PROVIDER = gettext_lazy("Unknown provider: %(name)s.")
+MSG_UNKNOWN_CONFIGURATION = gettext_lazy("Unknown configuration: %(name)s.")
+MSG_SELF_REFERENCE = gettext_lazy("A configuration cannot name itself.")
+MSG_NO_CONFIGURATION = gettext_lazy("A term list needs at least one configuration.")
+MSG_TERM_LINE_BREAK = gettext_lazy("One term per item: a term holds no line break.")
+MSG_PRUNE_PROVIDER_IN_USE = gettext_lazy(
+    "Pruning would remove provider %(provider)s, which configuration %(configuration)s still uses "
+    "(this document has no configurations section, so configurations are kept)."
+)
+MSG_PRUNE_ORPHAN_LIST = gettext_lazy(
+    "Pruning would leave term list “%(list)s” without a configuration "
+    "(this document has no term_lists section, so term lists are kept)."
+)
+
+
+class PolicyInvalid(Exception):
+    """The document has errors; `errors` maps each path in the document to its messages."""
+
+    def __init__(self, errors: dict):
+        super().__init__("policy document has errors: " + "; ".join(f"{p}: {' '.join(m)}" for p, m in errors.items()))
+        self.errors = errors
+
+
