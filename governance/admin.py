@@ -166,11 +166,17 @@ class ConfigurationAdminForm(PolicyRecordForm):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         instance = self.instance
+        if "judge_cache_seconds" in self.fields:
+            # Blank means the default, 0 (ask the judges every time), as in a policy file without it.
+            self.fields["judge_cache_seconds"].required = False
         for name, ordered in (("rule_judges", instance.ordered_judges), ("fallbacks", instance.ordered_fallbacks)):
             if name in self.fields:
                 if instance.pk is not None:
                     self.fields[name].queryset = self.fields[name].queryset.exclude(pk=instance.pk)
                 self.initial.setdefault(name, [c.pk for c in ordered()])
+
+    def clean_judge_cache_seconds(self):
+        return self.cleaned_data.get("judge_cache_seconds") or 0
 
     def _post_clean(self):
         # After the instance holds the form's values (identifier, provider, mode), before the save.
@@ -426,7 +432,7 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         }),
         (_("Context and rules"), {
             "fields": ("context_tags", "rule_mode", "rule_tags", "rule_judges", "rule_default",
-                       "min_confidence", "escalation"),
+                       "min_confidence", "escalation", "judge_cache_seconds"),
             "description": ADMIN_ONLY_NOTE,
         }),
     )

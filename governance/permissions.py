@@ -13,6 +13,7 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "rule_default",
         "min_confidence",
         "escalation",
+        "judge_cache_seconds",
     ),
     "governance.provider": ("route", "api_base", "api_key_env", "trust_zone"),
 }

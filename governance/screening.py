@@ -72,6 +72,12 @@ class CallFacts:
     # The answer may be replaced by an escalation (SPEC §6.6, governance/escalation.py): while its
     # verification fails, no judge is asked about it and its events are left to the escalation.
     escalates: bool = False
+    # How judges are asked (SPEC §12.2, §12.4): "" in a live screening (the verdict cache as each
+    # configuration's judge_cache_seconds allows); in a policy test or replay "cached" (reuse verdicts),
+    # "live" (ask, and keep the verdict) or "skip" (ask no judge).
+    judges: str = ""
+    # A policy test or replay screens a text nobody receives: its governance events are not written.
+    log_events: bool = True
 
     @property
     def configurations(self) -> list:
@@ -285,7 +291,7 @@ def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     if screening.block is not None and screening.output.tool_calls:
         # A block stops the whole response: no proposed tool call is returned.
         screening.held_tool_calls_blocked = True
-    if not (facts.escalates and screening.verification_failed):
+    if facts.log_events and not (facts.escalates and screening.verification_failed):
         write_events(screening.events)
     return screening
 

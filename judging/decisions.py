@@ -83,16 +83,18 @@ class DecisionJudge:
             logger.warning("judge %s: unusable answer (%s at %s) (correlation %s)", self.identifier,
                            verdict.problem, verdict.problem_key, context.correlation_id)
             return JudgeDecision(PASS, self.identifier, reason="unusable", latency_ms=latency,
-                                 problem=verdict.problem)
+                                 problem=verdict.problem, cost=reply.cost)
         by_key = {question_key(rule.number): rule for rule in rule_set.rules}
         answers = tuple((by_key[a.key].number, a.choice, a.confidence) for a in verdict.answers)
         if verdict.status == DENY:
             # A decision model names no passage: the finding is the rule alone.
             findings = tuple(Finding(by_key[key], None) for key in verdict.denied)
-            return JudgeDecision(DENY, self.identifier, violations=findings, latency_ms=latency, answers=answers)
+            return JudgeDecision(DENY, self.identifier, violations=findings, latency_ms=latency, answers=answers,
+                                 cost=reply.cost)
         if verdict.status == PASS:
-            return JudgeDecision(PASS, self.identifier, reason=verdict.reason, latency_ms=latency, answers=answers)
-        return JudgeDecision(ALLOW, self.identifier, latency_ms=latency, answers=answers)
+            return JudgeDecision(PASS, self.identifier, reason=verdict.reason, latency_ms=latency, answers=answers,
+                                 cost=reply.cost)
+        return JudgeDecision(ALLOW, self.identifier, latency_ms=latency, answers=answers, cost=reply.cost)
 
     def _pass(self, reason: str, started: float, problem: str | None = None) -> JudgeDecision:
         return JudgeDecision(PASS, self.identifier, reason=reason, problem=problem,

@@ -10,6 +10,7 @@ import logging
 from dataclasses import replace
 
 from governance import messages as core
+from judging import cache as verdict_cache
 from judging import messages, prompts, zones_service
 from judging.chain import ChainResult, run_chain
 from judging.judges import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked, judge_for
@@ -33,6 +34,11 @@ def judge_rules(screening) -> None:
     if text is None:
         screening.check(CHECK, "skipped", "not_finished_text")
         return
+    if facts.judges == "skip":
+        # A policy test run without judges (SPEC §12.2): no judge is asked; the run reports judge
+        # expectations as not checked.
+        screening.check(CHECK, "skipped", "judges_skipped")
+        return
     if facts.escalates and screening.verification_failed:
         # The escalation's answer replaces this one (SPEC §6.6): no judge call for a text nobody receives.
         screening.check(CHECK, "skipped", "escalated")
@@ -49,6 +55,7 @@ def judge_rules(screening) -> None:
     answered: dict[tuple, ChainResult] = {}
     outcomes: list[str] = []
     reasons: list[str] = []
+    cached = False
     rule_sets: list[RuleSet] | None = None
     for index, configuration in enumerate(configurations):
         try:
@@ -66,8 +73,9 @@ def judge_rules(screening) -> None:
                 if key not in answered:
                     # Each configuration's own threshold for its decision judges (SPEC §6.7).
                     own = replace(context, min_confidence=configuration.min_confidence)
-                    answered[key] = run_chain([_ZoneGated(judge, written) for judge in judges], rule_set, text,
-                                              own)
+                    cache = verdict_cache.for_screening(facts.judges, configuration.judge_cache_seconds)
+                    answered[key] = run_chain([_ZoneGated(judge, written, cache) for judge in judges], rule_set,
+                                              text, own)
                 result = answered[key]
         except Exception:
             # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
@@ -82,6 +90,8 @@ def judge_rules(screening) -> None:
             reasons.append(result.reason)  # for a block, the last one is the block's
         else:
             outcomes.append("passed")
+        if any(decision.cached for decision in result.decisions):
+            cached = True
         if screening.block is not None:
             break  # a stopped text costs no further judge call
 
@@ -97,16 +107,19 @@ def judge_rules(screening) -> None:
         screening.check(CHECK, "not_checked", reasons[0])
     else:
         screening.check(CHECK, "passed")
+    if cached:
+        screening.checks[-1]["cached"] = True  # a verdict reused from the verdict cache (SPEC §12.4)
 
 
 # --- the chain of one configuration ---
 class _ZoneGated:
     """A judge asked only when it may read the text (SPEC §7); decided lazily, when its turn comes."""
 
-    def __init__(self, judge_configuration, written: str):
+    def __init__(self, judge_configuration, written: str, cache=None):
         self.configuration = judge_configuration
         self.identifier = judge_configuration.identifier
         self.written = written
+        self.cache = cache  # judging.cache.VerdictCache, or None: ask the judge every time
 
     def decide(self, rule_set: RuleSet, text: str, context: JudgeContext):
         refused = zones_service.refusal(self.configuration, self.written, rule_set)
@@ -114,7 +127,10 @@ class _ZoneGated:
             logger.info("judge %s not asked (correlation %s): zone %s", self.identifier, context.correlation_id,
                         refused)
             return NotAsked(self.identifier, "zone").decide(rule_set, text, context)
-        return judge_for(self.configuration).decide(rule_set, text, context)
+        judge = judge_for(self.configuration)
+        if self.cache is None:
+            return judge.decide(rule_set, text, context)
+        return self.cache.decide(judge, self.configuration, rule_set, text, context)
 
 
 # --- what a finding does ---

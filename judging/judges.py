@@ -43,6 +43,8 @@ class JudgeDecision:
     # Decision judges (§6.4): (rule number, chosen option, confidence) per question, for the audit.
     answers: tuple[tuple[int, str, float], ...] = ()
     problem: str | None = None  # which validation an unusable answer broke (decision judges)
+    cost: float = 0.0  # what the call cost (0 for a verdict from the cache)
+    cached: bool = False  # reused from the verdict cache (judging.cache), no call made
 
     def as_fact(self) -> dict:
         """The decision as governance facts: judge, choice, reason, rule numbers — no passage."""
@@ -58,6 +60,8 @@ class JudgeDecision:
                                for rule, choice, confidence in self.answers]
         if self.problem:
             fact["problem"] = self.problem
+        if self.cached:
+            fact["cached"] = True
         return fact
 
 
@@ -137,11 +141,13 @@ class ChatJudge:
         if not verdict.usable:
             logger.warning("judge %s: unusable answer (%s) (correlation %s)", self.identifier, verdict.problem,
                            context.correlation_id)
-            return JudgeDecision(PASS, self.identifier, reason="unusable", dropped=dropped, latency_ms=latency)
+            return JudgeDecision(PASS, self.identifier, reason="unusable", dropped=dropped, latency_ms=latency,
+                                 cost=reply.cost)
         if verdict.status == verdicts.ALLOW:
-            return JudgeDecision(ALLOW, self.identifier, latency_ms=latency)
+            return JudgeDecision(ALLOW, self.identifier, latency_ms=latency, cost=reply.cost)
         findings = tuple(Finding(rule_set.rule(v.rule), v.passage, v.start, v.end) for v in verdict.violations)
-        return JudgeDecision(DENY, self.identifier, violations=findings, dropped=dropped, latency_ms=latency)
+        return JudgeDecision(DENY, self.identifier, violations=findings, dropped=dropped, latency_ms=latency,
+                             cost=reply.cost)
 
     def _pass(self, reason: str, started: float) -> JudgeDecision:
         return JudgeDecision(PASS, self.identifier, reason=reason, latency_ms=(time.monotonic() - started) * 1000)

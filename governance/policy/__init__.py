@@ -4,16 +4,16 @@ The format is `policy-example.yaml` (normative): its sections, its keys, in its 
 Import is an upsert by identifier/name that is atomic, idempotent and reports every error
 with its path in the document (`term_lists[2].forbidden[5]`); decisions are in docs/policy.md.
 
-One module per section (providers, configurations, snippets, term_lists, pattern_rules) reads
+One module per section (providers, configurations, snippets, term_lists, pattern_rules, examples) reads
 and exports its records; `document` checks a whole document, `importing` writes it, `dump`
 writes YAML. Everything callers use is importable from here, as before the package existed.
 """
 from __future__ import annotations
 
-from governance.policy import configurations, pattern_rules, providers, snippets, term_lists
+from governance.policy import configurations, examples, pattern_rules, providers, snippets, term_lists
 from governance.policy.dump import to_yaml
 from governance.policy.format import (BUDGET_KEYS, CHANGE_REASON, CONFIGURATION_KEYS, CONFIGURATION_PATHS,
-                                      ENV_NAME_RE, LANGUAGE_RE, LINK_KEYS, NAME_KEYS, PATTERN_RULE_KEYS,
+                                      ENV_NAME_RE, EXAMPLE_KEYS, EXPECT_KEYS, LANGUAGE_RE, LINK_KEYS, NAME_KEYS, PATTERN_RULE_KEYS,
                                       PROVIDER_KEYS, RULES_KEYS, SECTIONS, SNIPPET_KEYS, TERM_LIST_KEYS)
 from governance.policy.importing import ImportReport, import_policy
 from governance.policy.messages import (  # noqa: F401 -- the messages tests assert on
@@ -30,6 +30,7 @@ EXPORTERS = {
     "snippets": snippets.export,
     "term_lists": term_lists.export,
     "pattern_rules": pattern_rules.export,
+    "examples": examples.export,
 }
 
 
@@ -46,5 +47,5 @@ def export_yaml() -> str:
 __all__ = [
     "BUDGET_KEYS", "CHANGE_REASON", "CONFIGURATION_KEYS", "CONFIGURATION_PATHS", "ENV_NAME_RE", "LANGUAGE_RE",
     "LINK_KEYS", "NAME_KEYS", "PATTERN_RULE_KEYS", "PROVIDER_KEYS", "RULES_KEYS", "SECTIONS", "SNIPPET_KEYS",
-    "TERM_LIST_KEYS", "ImportReport", "PolicyInvalid", "export_policy", "export_yaml", "import_policy",
+    "TERM_LIST_KEYS", "EXAMPLE_KEYS", "EXPECT_KEYS", "ImportReport", "PolicyInvalid", "export_policy", "export_yaml", "import_policy",
 ]

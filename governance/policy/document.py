@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from governance.models import Configuration, Provider
-from governance.policy import configurations, pattern_rules, providers, snippets, term_lists
+from governance.models import Configuration, PolicyExample, Provider
+from governance.policy import configurations, examples, pattern_rules, providers, snippets, term_lists
 from governance.policy.configurations import check_families, check_links
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.messages import (MSG_DOCUMENT, MSG_DUPLICATE, MSG_NOT_LIST, MSG_NOT_MAPPING,
@@ -21,9 +21,10 @@ READERS = {
     "snippets": snippets.read,
     "term_lists": term_lists.read,
     "pattern_rules": pattern_rules.read,
+    "examples": examples.read,
 }
 MODELS = {"providers": Provider, "configurations": Configuration, "snippets": Snippet, "term_lists": TermList,
-          "pattern_rules": PatternRule}
+          "pattern_rules": PatternRule, "examples": PolicyExample}
 
 
 def _check_fields(errors: Errors, record: Record) -> None:
@@ -91,6 +92,29 @@ def _known_names(doc: Document, section: str, *, prune: bool) -> set[str]:
     return names
 
 
+def _example_names(doc: Document, configuration_names: set[str], *, prune: bool) -> dict:
+    """What an example may name: term lists with their terms, snippets with their rule lines, pattern rules,
+    as the policy will stand after the import."""
+    from termlists.matcher import parse_terms
+
+    def terms_of(forbidden: str, required: str) -> set[str]:
+        # A term is named as the list writes it, without a replacement suggestion (`term => suggestion`).
+        return {t.split("=>")[0].strip() for t in parse_terms(forbidden) + parse_terms(required)}
+
+    def lines_of(body: str) -> set[int]:
+        return {number for number, line in enumerate((body or "").splitlines(), start=1) if line.strip()}
+
+    lists, rules_by_snippet = {}, {}
+    if not (prune and doc.present("term_lists")):
+        lists = {t.name: terms_of(t.forbidden, t.required) for t in TermList.objects.only("name", "forbidden", "required")}
+    if not (prune and doc.present("snippets")):
+        rules_by_snippet = {s.identifier: lines_of(s.body) for s in Snippet.objects.only("identifier", "body")}
+    lists.update({r.name: terms_of(r.values["forbidden"], r.values["required"]) for r in doc.records("term_lists")})
+    rules_by_snippet.update({r.name: lines_of(r.values["body"]) for r in doc.records("snippets")})
+    return {"configurations": configuration_names, "term_lists": lists, "snippets": rules_by_snippet,
+            "pattern_rules": _known_names(doc, "pattern_rules", prune=prune)}
+
+
 def _first_mentions(names: list[str]):
     """(index, name) for each name's first place in a list: a repeat is reported as such, once."""
     seen = set()
@@ -124,6 +148,10 @@ def _check_references(doc: Document, errors: Errors, *, prune: bool) -> None:
         for index, name in _first_mentions(record.refs["configurations"]):
             check_configuration(f"{record.path}.configurations[{index}]", name)
     check_links(doc, errors, prune=prune)
+    if doc.records("examples"):
+        known = _example_names(doc, configurations, prune=prune)
+        for record in doc.records("examples"):
+            examples.check_references(record, errors, known)
 
     if not prune:
         return

@@ -48,9 +48,10 @@ def _yaml_shape(node, key=None):
         return _Pattern(node)
     if isinstance(node, dict):
         shaped = {k: _yaml_shape(v, k) for k, v in node.items()}
-        return _FlowDict(shaped) if key == "budget" else shaped
+        return _FlowDict(shaped) if key in ("budget", "finding") else shaped
     if isinstance(node, list):
-        items = [_yaml_shape(v) for v in node]
+        # An example's findings are written one per line, `- {check: term_list, list: …}`, as the example does.
+        items = [_yaml_shape(v, "finding" if key in ("findings", "absent") else None) for v in node]
         if all(isinstance(v, (str, int, float)) and not (isinstance(v, str) and "\n" in v) for v in items):
             return _FlowList(items)
         return items

@@ -1,7 +1,7 @@
 """The policy file's format (policy-example.yaml, normative): its sections and keys, in the example's order."""
 import re
 
-SECTIONS = ("providers", "configurations", "snippets", "term_lists", "pattern_rules")
+SECTIONS = ("providers", "configurations", "snippets", "term_lists", "pattern_rules", "examples")
 # The key that names a record of each section; import upserts by it.
 NAME_KEYS = {
     "providers": "name",
@@ -9,6 +9,7 @@ NAME_KEYS = {
     "snippets": "identifier",
     "term_lists": "name",
     "pattern_rules": "identifier",
+    "examples": "name",
 }
 PROVIDER_KEYS = (
     "name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
@@ -26,6 +27,14 @@ PATTERN_RULE_KEYS = (
     "identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
     "no_verdict_reason", "wrong_samples", "correct_samples", "source", "is_active",
 )
+
+EXAMPLE_KEYS = (
+    "name", "configuration", "also", "kind", "site", "language", "format", "text", "tool_calls", "expect", "note",
+    "kept_by", "kept_at", "from_task",
+)
+EXPECT_KEYS = ("outcome", "findings", "absent")
+# Every key a finding may carry; which ones a check takes is examples.CHECK_KEYS.
+FINDING_KEYS = ("check", "list", "term", "snippet", "rule")
 
 # Where a model field lives in the document, for fields whose path is not their own name.
 CONFIGURATION_PATHS = {

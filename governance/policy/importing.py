@@ -80,6 +80,8 @@ READ_FIELDS = {
     "term_lists": ("name", "forbidden", "required", "site", "language", "mode", "message", "is_active"),
     "pattern_rules": ("identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
                       "no_verdict_reason", "wrong_samples", "correct_samples", "source", "is_active"),
+    "examples": ("name", "configuration", "also", "kind", "site", "language", "format", "text", "tool_calls",
+                 "expect_outcome", "expect_findings", "expect_absent", "note", "kept_by", "kept_at", "from_task"),
 }
 
 
@@ -112,7 +114,7 @@ def _apply(doc: Document, report: ImportReport, *, prune: bool, write: bool) -> 
     # Judges and fallbacks may name configurations later in the document: linked once every one exists.
     pending_links: list[tuple[Configuration, Record]] = []
 
-    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules"):
+    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules", "examples"):
         for record in doc.records(section):
             obj = stored[section].get(record.name)
             changed: list[str] = []
@@ -167,7 +169,7 @@ def _apply(doc: Document, report: ImportReport, *, prune: bool, write: bool) -> 
         return
     # PROTECT foreign keys point from configurations to providers (and term lists name configurations):
     # remove the records that refer before the records they refer to.
-    for section in ("pattern_rules", "term_lists", "snippets", "configurations", "providers"):
+    for section in ("examples", "pattern_rules", "term_lists", "snippets", "configurations", "providers"):
         if not doc.present(section):
             continue
         named = {r.name for r in doc.records(section)}

@@ -32,6 +32,14 @@ MSG_PRUNE_ORPHAN_LIST = gettext_lazy(
     "Pruning would leave term list “%(list)s” without a configuration "
     "(this document has no term_lists section, so term lists are kept)."
 )
+MSG_TEXT_OR_TOOL_CALLS = gettext_lazy("An example needs a text or tool calls.")
+MSG_NOT_DATETIME = gettext_lazy("Give a date and time such as 2026-05-04T09:30:00+00:00.")
+MSG_NOT_UUID = gettext_lazy("Give a task id (a UUID).")
+MSG_UNKNOWN_LIST = gettext_lazy("Unknown term list: %(name)s.")
+MSG_UNKNOWN_TERM = gettext_lazy("Term list %(list)s has no term %(term)s.")
+MSG_UNKNOWN_SNIPPET = gettext_lazy("Unknown snippet: %(name)s.")
+MSG_UNKNOWN_SNIPPET_LINE = gettext_lazy("Snippet %(snippet)s has no rule on line %(line)s.")
+MSG_UNKNOWN_PATTERN_RULE = gettext_lazy("Unknown pattern rule: %(name)s.")
 
 
 class PolicyInvalid(Exception):

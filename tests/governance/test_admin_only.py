@@ -30,14 +30,14 @@ def forged_configuration_post(escalation_pk, judge_pk=0) -> dict:
     (given judge-a as `escalation_pk` and judge-b as `judge_pk`)."""
     return {
         "context_tags": "forged", "rule_mode": "block", "rule_tags": "forged, other", "rule_judges": [judge_pk],
-        "rule_default": "block", "min_confidence": "0.1", "escalation": escalation_pk,
+        "rule_default": "block", "min_confidence": "0.1", "escalation": escalation_pk, "judge_cache_seconds": "3600",
     }
 
 
 # The same, as plain data for the service layer.
 FORGED_CONFIGURATION = {
     "context_tags": ["forged"], "rule_mode": "block", "rule_tags": ["forged", "other"], "rule_judges": ["judge-b"],
-    "rule_default": "block", "min_confidence": 0.1, "escalation": "judge-a",
+    "rule_default": "block", "min_confidence": 0.1, "escalation": "judge-a", "judge_cache_seconds": 3600,
 }
 FORGED_PROVIDER = {
     "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_KEY",

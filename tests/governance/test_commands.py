@@ -112,7 +112,8 @@ def test_export_policy_writes_yaml_to_stdout_or_a_file(tmp_path):
     policy.import_policy(example())
     out, _ = run("export_policy")
     assert out == policy.export_yaml()
-    assert list(yaml.safe_load(out)) == ["providers", "configurations", "snippets", "term_lists", "pattern_rules"]
+    assert list(yaml.safe_load(out)) == ["providers", "configurations", "snippets", "term_lists", "pattern_rules",
+                                         "examples"]
     target = tmp_path / "out.yaml"
     out, _ = run("export_policy", "--output", str(target))
     assert str(target) in out

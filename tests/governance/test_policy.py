@@ -118,6 +118,28 @@ pattern_rules:
     no_verdict_reason: Formality depends on context a pattern cannot see; the judge checks it.
     wrong_samples: []
     correct_samples: []
+examples:                         # SPEC §12.1: texts with the outcome the team expects
+  - name: discount-word-blocked
+    configuration: newsroom
+    also: []
+    kind: completion
+    site: null
+    language: de
+    format: text
+    text: "Jetzt mit Rabattaktion für jeden Kunden der ACME."
+    expect:
+      outcome: blocked
+      findings:
+        - {check: term_list, list: Brand words, term: "Rabatt*"}
+      absent: []
+    note: A discount word in any form stops the text.
+  - name: plain-news-allowed
+    configuration: newsroom
+    text: "ACME opens a new office in the harbour district on Monday."
+    expect:
+      outcome: allowed
+      absent:
+        - {check: pattern_rules, rule: legal.no-guarantee}
 """
 
 ALL_LABELS = {
@@ -128,9 +150,11 @@ ALL_LABELS = {
 
 
 def example() -> dict:
-    """The example without its pattern rules (tests/snippets/test_pattern_policy.py covers them)."""
+    """The example without its pattern rules (tests/snippets/test_pattern_policy.py covers them) and its
+    examples (tests/governance/test_policy_examples.py)."""
     document = yaml.safe_load(EXAMPLE_YAML)
     del document["pattern_rules"]
+    del document["examples"]
     return document
 
 
@@ -205,8 +229,9 @@ def test_export_has_every_key_in_the_example_order():
         assert list(record["budget"]) == list(sample["configurations"][0]["budget"])
         assert list(record["rules"]) == list(sample["configurations"][0]["rules"])
     # Every other record of the example shows its keys in the same relative order.
-    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules"):
-        order = list(policy.PATTERN_RULE_KEYS if section == "pattern_rules" else sample[section][0])
+    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules", "examples"):
+        order = list({"pattern_rules": policy.PATTERN_RULE_KEYS, "examples": policy.EXAMPLE_KEYS}.get(
+            section, sample[section][0]))
         for record in sample[section]:
             positions = [order.index(key) for key in record]
             assert positions == sorted(positions), (section, record)
@@ -402,7 +427,8 @@ def test_duplicate_names_in_one_document():
 def test_pattern_rules_section_imports_with_the_rest():
     report = policy.import_policy(yaml.safe_load(EXAMPLE_YAML))
     assert set(report.created) == ALL_LABELS | {
-        "pattern_rules:style.no-click-here", "pattern_rules:legal.no-guarantee", "pattern_rules:tone.formal-address"}
+        "pattern_rules:style.no-click-here", "pattern_rules:legal.no-guarantee", "pattern_rules:tone.formal-address",
+        "examples:discount-word-blocked", "examples:plain-news-allowed"}
     document = example()
     document["pattern_rules"] = []
     assert policy.import_policy(document).has_changes is False

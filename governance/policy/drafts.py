@@ -1,0 +1,51 @@
+"""A draft policy in force for one block, writing nothing (SPEC §12.2, §12.3): tests and replays under it.
+
+The draft is imported for real inside a transaction that is always rolled back, so the screening
+reads it through the same code as the live policy. While it stands, the policy version is a number
+no real version can reach, so nothing this process caches under it is ever taken for a real version;
+afterwards this process's caches are dropped and the real policy is read again.
+"""
+from __future__ import annotations
+
+import secrets
+from contextlib import contextmanager
+
+from django.db import transaction
+
+from governance.models import PolicyVersion
+from governance.policy.importing import import_policy
+
+# Draft versions live above this; real versions count up from 1 and never get here.
+DRAFT_VERSIONS = 2 ** 52
+
+
+def forget_process_caches() -> None:
+    from governance.services import forget_configurations
+    from snippets.services import forget_compiled as forget_patterns
+    from termlists.services import forget_compiled as forget_term_lists
+
+    forget_patterns()
+    forget_term_lists()
+    forget_configurations()
+
+
+@contextmanager
+def draft_policy(document, *, prune: bool = True):
+    """Yield the import report of `document` while it is the policy; roll everything back afterwards.
+
+    Raises PolicyInvalid (nothing written) when the draft has errors.
+    """
+    try:
+        with transaction.atomic():
+            report = import_policy(document, prune=prune)
+            draft_version = DRAFT_VERSIONS + secrets.randbelow(2 ** 40)
+            if not PolicyVersion.objects.filter(pk=1).update(value=draft_version):
+                PolicyVersion.objects.create(pk=1, value=draft_version)
+            forget_process_caches()
+            try:
+                yield report
+            finally:
+                transaction.set_rollback(True)
+    finally:
+        forget_process_caches()
+
