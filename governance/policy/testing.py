@@ -115,7 +115,7 @@ class RuleStats:
 
 
 @dataclass
-class TestReport:
+class PolicyTestReport:
     examples: list[ExampleResult]
     rules: list[RuleStats]
     judges: dict
@@ -232,7 +232,7 @@ def rule_table(examples: list[PolicyExample], results: list[ExampleResult]) -> l
     return list(stats.values())
 
 
-def run_examples(examples: list[PolicyExample], *, judges: str = "cached") -> TestReport:
+def run_examples(examples: list[PolicyExample], *, judges: str = "cached") -> PolicyTestReport:
     """Screen every example under the policy as it stands (a draft, inside drafts.draft_policy)."""
     from governance.errors import UnknownRecord
     from governance.models import PolicyVersion
@@ -249,5 +249,5 @@ def run_examples(examples: list[PolicyExample], *, judges: str = "cached") -> Te
                                              error=str(exc)))
                 continue
             results.append(evaluate(example, screening, judges))
-    return TestReport(results, rule_table(examples, results), tally.as_dict(), judges,
+    return PolicyTestReport(results, rule_table(examples, results), tally.as_dict(), judges,
                       policy_version=PolicyVersion.current())
