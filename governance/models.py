@@ -387,6 +387,15 @@ class PolicyVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
+        from governance.policy.versions import note_edit
+
+        cls._bump()
+        # Every version is kept as a revision once its change commits (SPEC §12.4); after the UPDATE,
+        # since outside a transaction the revision is written at once.
+        note_edit()
+
+    @classmethod
+    def _bump(cls) -> None:
         # The row is made by a migration, so this is one UPDATE.
         if cls.objects.filter(pk=1).update(value=F("value") + 1):
             return
@@ -497,6 +506,7 @@ class GovernanceEvent(models.Model):
         BUDGET_REFUSED = "budget_refused", _("Refused over budget")
         ACCEPTED = "accepted", _("Accepted in review")
         REJECTED = "rejected", _("Rejected in review")
+        RELEASED = "released", _("Policy released")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
@@ -507,6 +517,7 @@ class GovernanceEvent(models.Model):
         BUDGET = "budget", _("budget")
         FIELD = "field", _("field fill")
         REVIEW = "review", _("review")
+        POLICY = "policy", _("policy release")
 
     at = models.DateTimeField(_("time"), default=timezone.now, db_index=True,
                               help_text=_("When the event was recorded."))
