@@ -42,9 +42,12 @@ def _current_actor() -> tuple[str, str]:
     except Exception:
         request = None
     user = getattr(request, "user", None)
-    if user is not None and getattr(user, "is_authenticated", False):
+    if user is None or not getattr(user, "is_authenticated", False):
+        return "", ""
+    if hasattr(user, "get_username"):
         return f"user:{user.get_username()}", "admin"
-    return "", ""
+    # The REST API's request.user is a consumer (governance.api.auth), as the governance log names it.
+    return f"consumer:{getattr(user, 'name', '')}", "api"
 
 
 def note_edit() -> None:

@@ -60,11 +60,11 @@ class Command(BaseCommand):
                     self.stderr.write(f"{path}: {message}")
             count = sum(len(m) for m in exc.errors.values())
             raise CommandError(f"{count} error(s) in {file}; nothing was written.") from exc
-        self.print_report(report)
         if dry_run and plan is not None:
             for line in release.format_plan(plan):
                 self.stdout.write(line)
-        elif plan is not None and plan.regressions:
+        self.print_report(report)
+        if not dry_run and plan is not None and plan.regressions:
             self.stdout.write(f"Applied with {len(plan.regressions)} regression(s) accepted: "
                               f"{', '.join(plan.regressions)}")
 
