@@ -5,7 +5,7 @@ from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from governance import health, pages, policy_admin
-from governance.api import views
+from governance.api import release_views, views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -15,6 +15,8 @@ api = [
     path("tasks/<uuid:task_id>/cancel", views.TaskCancelView.as_view(), name="task-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
     path("policy", views.PolicyView.as_view(), name="policy"),
+    path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
+    path("policy/versions", release_views.PolicyVersionsView.as_view(), name="policy-versions"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs/",
