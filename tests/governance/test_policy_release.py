@@ -120,3 +120,60 @@ def test_the_replay_reports_as_json_through_the_service(provider):
     assert plan.replay.counts == {"allowed→blocked": 1}
     assert plan.replay.changes["allowed→blocked"] == [str(tasks[1].pk)]
     assert plan.as_dict()["replay"]["rules"]["term_list:Brand words:Skonto"]["new"] == 1
+
+
+# --- versions through the commands (must show 5, second half) --------------------------------
+
+
+def test_export_of_an_old_version_reproduces_its_document_and_history_and_diff_show_the_change(
+        provider, tmp_path, django_capture_on_commit_callbacks):
+    current = small_policy(provider)
+    with django_capture_on_commit_callbacks(execute=True):
+        policy.import_policy(current)
+    old_version, old_text = PolicyVersion.current(), policy.export_yaml()
+    with django_capture_on_commit_callbacks(execute=True):
+        assert import_file(tmp_path, with_term(current, "Skonto"))[0] == 0
+    new_version = PolicyVersion.current()
+    assert new_version > old_version
+
+    out = StringIO()
+    call_command("export_policy", "--policy-version", str(old_version), stdout=out)
+    assert out.getvalue() == old_text
+    out = StringIO()
+    call_command("export_policy", "--policy-version", str(new_version), stdout=out)
+    assert out.getvalue() == policy.export_yaml()
+
+    out = StringIO()
+    call_command("policy_history", stdout=out)
+    lines = out.getvalue().splitlines()
+    assert lines[0].split()[0] == str(new_version) and "command:import_policy" in lines[0]
+    assert "        changed term_lists:Brand words" in lines
+
+    out = StringIO()
+    call_command("policy_diff", str(old_version), str(new_version), stdout=out)
+    diff = out.getvalue()
+    assert f"--- version {old_version}" in diff
+    assert "-    forbidden: [Rabatt*]" in diff and "+    forbidden: [Rabatt*, Skonto]" in diff
+    with pytest.raises(CommandError):
+        call_command("policy_diff", "1", "999999")
+    with pytest.raises(CommandError):
+        call_command("export_policy", "--policy-version", "999999")
+
+
+def test_restoring_a_version_goes_through_the_gate(provider, tmp_path, django_capture_on_commit_callbacks):
+    from governance.policy import release
+
+    current = small_policy(provider)
+    with django_capture_on_commit_callbacks(execute=True):
+        policy.import_policy(with_term(current, "harbour"))
+    stopping = PolicyVersion.current()
+    with django_capture_on_commit_callbacks(execute=True):
+        policy.import_policy(current)
+    # Version `stopping` blocks the allowed example: restoring it is a regression, refused.
+    with pytest.raises(release.ExamplesRegressed):
+        release.restore_version(stopping, actor="user:admin")
+    with django_capture_on_commit_callbacks(execute=True):
+        release.restore_version(stopping, actor="user:admin", allow_regressions=True)
+    assert "harbour" in TermList.objects.get().forbidden
+    event = GovernanceEvent.objects.get(decision="released")
+    assert event.detail["source"] == "restore" and event.actor == "user:admin"
