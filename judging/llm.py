@@ -231,7 +231,7 @@ def _call_kwargs(
         # The demo provider of the embedded default: litellm's own mock_response answers with
         # the last user message, so the first run shows screening with no model server at all.
         kwargs["model"] = f"openai/{target.model}"
-        kwargs["mock_response"] = demo_answer(messages)
+        kwargs["mock_response"] = demo_answer(messages, target.model)
         kwargs["api_key"] = "demo-no-key"
     elif target.api_base:
         kwargs["api_base"] = target.api_base
@@ -254,18 +254,17 @@ def _call_kwargs(
     return kwargs
 
 
-# A provider with this route is answered by litellm's mock_response, never by a model (docs/tasks.md).
+# A provider with this route is answered by litellm's mock_response, never by a model: the demo
+# model of the embedded default (judging/demo_model.py, docs/decisions.md).
 DEMO_ROUTE = "demo"
 
 
-def demo_answer(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The demo provider's answer: the last user message, echoed. litellm turns the exact texts
-    ``litellm.RateLimitError`` and ``litellm.InternalServerError`` into those errors, which is
-    how the demo shows a failed task."""
-    for message in reversed(list(messages)):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return message["content"]
-    return ""
+def demo_answer(messages: Sequence[Mapping[str, Any]], model: str = "echo") -> str:
+    """The demo model's answer: model ``judge`` answers a judge's verdict, any other model echoes
+    the last user message (see ``judging.demo_model``)."""
+    from judging import demo_model
+
+    return demo_model.answer(model, messages)
 
 
 def complete(
