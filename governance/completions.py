@@ -378,35 +378,37 @@ def open_stream(call: PreparedCall):
     from judging.llm import ProviderError, stream
 
     errors, failures = [], []
-    answered_by = None
-    try:
-        for candidate in chain_of(call.configuration):
-            day = claim_request(candidate)
-            if day is None:
-                if candidate is call.configuration:
-                    raise refuse_budget(candidate, over_budget(candidate) or "daily_requests",
-                                        correlation_id=call.correlation_id, actor=call.actor)
-                continue
-            try:
-                handle = stream(model_target(candidate), _messages_for(candidate, call.messages),
-                                **sampling(candidate, call.options))
-                iterator = iter(handle)
-                first = next(iterator, None)
-            except ProviderError as exc:
-                _count_failure(candidate, day)
-                errors.append(exc)
-                failures.append(provider_failures.facts(candidate, exc))
-                logger.warning("provider stream failed for %s: %s", candidate.identifier,
-                               provider_failures.sentence(failures[-1], for_admin=True))
-                if not exc.retryable:
-                    raise _refused(failures[-1]) from exc
-                continue
-            answered_by = candidate.identifier
-            return handle, iterator, first, candidate, day
-        _raise_chain_failure(errors, failures)
-    finally:
+
+    def log_failures(answered_by=None):
         provider_failures.record(failures, configuration=call.configuration, correlation_id=call.correlation_id,
                                  actor=call.actor, answered_by=answered_by)
+
+    for candidate in chain_of(call.configuration):
+        day = claim_request(candidate)
+        if day is None:
+            if candidate is call.configuration:
+                raise refuse_budget(candidate, over_budget(candidate) or "daily_requests",
+                                    correlation_id=call.correlation_id, actor=call.actor)
+            continue
+        try:
+            handle = stream(model_target(candidate), _messages_for(candidate, call.messages),
+                            **sampling(candidate, call.options))
+            iterator = iter(handle)
+            first = next(iterator, None)
+        except ProviderError as exc:
+            _count_failure(candidate, day)
+            errors.append(exc)
+            failures.append(provider_failures.facts(candidate, exc))
+            logger.warning("provider stream failed for %s: %s", candidate.identifier,
+                           provider_failures.sentence(failures[-1], for_admin=True))
+            if not exc.retryable:
+                log_failures()
+                raise _refused(failures[-1]) from exc
+            continue
+        log_failures(answered_by=candidate.identifier)
+        return handle, iterator, first, candidate, day
+    log_failures()
+    _raise_chain_failure(errors, failures)
 
 
 def stream_events(call: PreparedCall, opened=None):

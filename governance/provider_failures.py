@@ -7,10 +7,14 @@ consumer reads which provider of the chain failed and how.
 """
 from __future__ import annotations
 
+import logging
 from urllib.parse import urlsplit, urlunsplit
 
+from django.db import DatabaseError, transaction
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
+
+logger = logging.getLogger("gavel.completions")
 
 # How each kind of failure reads; the HTTP status is added where one arrived.
 KINDS = {
@@ -104,8 +108,15 @@ def record(failures: list[dict], *, configuration, correlation_id: str, actor: s
     detail = {"failures": failures}
     if answered_by:
         detail["answered_by"] = answered_by
-    write_events([{
+    event = {
         "correlation_id": correlation_id, "decision": "provider_failed", "check_name": "provider",
         "configuration": configuration.identifier, "provider": first.get("provider", "")[:100],
         "model": configuration.model[:200], "actor": actor[:150], "mode": "", "detail": detail,
-    }])
+    }
+    try:
+        # In a savepoint: a log row that cannot be written must not replace the failure the caller
+        # is about to hear, nor break the transaction around it.
+        with transaction.atomic():
+            write_events([event])
+    except DatabaseError:
+        logger.warning("could not log the provider failure of %s", configuration.identifier, exc_info=True)

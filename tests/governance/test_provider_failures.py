@@ -135,3 +135,24 @@ def test_the_openai_gateway_and_german_say_the_same(caller):
                          format="json", HTTP_ACCEPT_LANGUAGE="de").json()["error"]["message"]
     assert german == ("Jeder Anbieter der Kette ist gescheitert: Anbieter local-llm (Konfiguration "
                       "local-llm-conf): Verbindung abgelehnt.")
+
+
+def test_a_stream_whose_provider_fails_before_the_first_chunk_says_the_same(caller):
+    closed = f"http://127.0.0.1:{unused_port()}/v1"
+    conf = chain("local-llm", api_base=closed)
+    response = caller(conf).post("/api/v1/completions", {"configuration": conf.identifier, "messages": USER,
+                                                         "stream": True}, format="json")
+    assert response.status_code == 502
+    assert "provider local-llm (configuration local-llm-conf): connection refused" in \
+        response.json()["error"]["message"]
+    _event, failures = failures_logged()
+    assert failures[0]["api_base"] == closed and failures[0]["refused"] is True
+
+
+def test_an_address_with_credentials_is_logged_without_them(caller):
+    port = unused_port()
+    conf = chain("local-llm", api_base=f"http://user:{SECRET}@127.0.0.1:{port}/v1?api_key={SECRET}")
+    caller(conf).post("/api/v1/completions", {"configuration": conf.identifier, "messages": USER}, format="json")
+    event, failures = failures_logged()
+    assert failures[0]["api_base"] == f"http://127.0.0.1:{port}/v1"
+    assert SECRET not in str(event.detail)
