@@ -2,6 +2,8 @@
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
+# The address `make run` serves on: `make run PORT=8001`.
+PORT ?= 8000
 
 .PHONY: install run test test-fast bench schema clean
 
@@ -12,11 +14,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 
 install: $(VENV)/.installed
 
-# Embedded default: SQLite, eager Celery, demo policy and logins, 127.0.0.1:8000.
+# Embedded default: SQLite, eager Celery, demo policy, demo model and logins, 127.0.0.1:8000.
+# The secret key and the demo logins are generated on the first run and kept in var/.
 run: install
 	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
-	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py seed_demo
-	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:8000
+	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} GAVEL_DEMO_URL=http://127.0.0.1:$(PORT) $(PY) manage.py seed_demo
+	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # Every test. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI sets PostgreSQL and Redis).
 test: install

@@ -143,7 +143,7 @@ class PolicyRecordForm(forms.ModelForm):
 class ConfigurationAdminForm(PolicyRecordForm):
     rule_judges = OrderedConfigurationsField(
         JudgeLink._meta.get_field("judge"), label=_("rule judges"),
-        help_text=_("Judging configurations, asked in this order until one allows or denies (SPEC §6.2). "
+        help_text=_("Judging configurations, asked in this order until one allows or denies. "
                     "A newly picked judge goes to the end."),
     )
     fallbacks = OrderedConfigurationsField(

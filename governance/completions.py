@@ -126,6 +126,7 @@ def model_target(configuration: Configuration, timeout_cap: float | None = None)
         timeout=timeout,
         price_in_per_mtok=float(provider.price_per_mtok_in) if provider.price_per_mtok_in is not None else None,
         price_out_per_mtok=float(provider.price_per_mtok_out) if provider.price_per_mtok_out is not None else None,
+        key_env=provider.api_key_env or None,
     )
 
 
@@ -153,10 +154,26 @@ def _messages_for(configuration: Configuration, messages: list[dict]) -> list[di
     return list(messages)
 
 
-def _raise_chain_failure(errors: list) -> None:
+def _raise_chain_failure(errors: list, failures: list | None = None) -> None:
+    """Say which providers of the chain failed and how (governance/provider_failures.py)."""
+    from governance.provider_failures import for_consumer
+
+    said = for_consumer(failures or [])
     if errors and all(e.timeout for e in errors):
+        if said:
+            raise ProviderTimedOut(_("Every provider of the chain timed out: %(failures)s.") % {"failures": said})
         raise ProviderTimedOut(_("Every provider of the chain timed out."))
+    if said:
+        raise ProviderFailed(_("Every provider of the chain failed: %(failures)s.") % {"failures": said})
     raise ProviderFailed(_("Every provider of the chain failed."))
+
+
+def _refused(failure: dict) -> ProviderFailed:
+    """A provider refused the request itself (a 4xx other than 429): asking again would not help."""
+    from governance.provider_failures import for_consumer
+
+    return ProviderFailed(_("The provider refused the request: %(failure)s.") % {"failure": for_consumer([failure])},
+                          retryable=False)
 
 
 def sampling(candidate: Configuration, options: dict) -> dict:
@@ -217,10 +234,13 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
 def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
                    timeout_cap: float | None):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
+    from governance import provider_failures
     from judging.llm import ProviderError
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
+    failures: list[dict] = []  # the facts of each failed call, for the log and the caller
+    answered_by = None
     # Calls whose provider failed, counted on their usage rows once the chain is done: the write
     # never eats into the time a fallback has left.
     failed: list[tuple] = []
@@ -241,21 +261,25 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
             try:
                 reply = ask(candidate, model_target(candidate, left))
             except ProviderError as exc:
-                logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
+                failure = provider_failures.facts(candidate, exc)
+                logger.warning("provider call failed for %s: %s", candidate.identifier,
+                               provider_failures.sentence(failure, for_admin=True))
                 failed.append((candidate, day))
                 errors.append(exc)
+                failures.append(failure)
                 if not exc.retryable:
-                    raise ProviderFailed(
-                        _("The provider refused the request (%(status)s).") % {"status": exc.status or "error"},
-                        retryable=False,
-                    ) from exc
+                    raise _refused(failure) from exc
                 continue
             _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
+            answered_by = candidate.identifier
             return reply, candidate
-        _raise_chain_failure(errors)
+        _raise_chain_failure(errors, failures)
     finally:
         for candidate, day in failed:
             _count_failure(candidate, day)
+        # Also when a fallback answered: the administrator learns the first choice is failing.
+        provider_failures.record(failures, configuration=configuration, correlation_id=correlation_id,
+                                 actor=actor, answered_by=answered_by)
 
 
 # --- the completion endpoint ---
@@ -350,9 +374,15 @@ def open_stream(call: PreparedCall):
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
     returns (handle, iterator, first chunk, serving configuration, usage day).
     """
+    from governance import provider_failures
     from judging.llm import ProviderError, stream
 
-    errors = []
+    errors, failures = [], []
+
+    def log_failures(answered_by=None):
+        provider_failures.record(failures, configuration=call.configuration, correlation_id=call.correlation_id,
+                                 actor=call.actor, answered_by=answered_by)
+
     for candidate in chain_of(call.configuration):
         day = claim_request(candidate)
         if day is None:
@@ -368,11 +398,17 @@ def open_stream(call: PreparedCall):
         except ProviderError as exc:
             _count_failure(candidate, day)
             errors.append(exc)
+            failures.append(provider_failures.facts(candidate, exc))
+            logger.warning("provider stream failed for %s: %s", candidate.identifier,
+                           provider_failures.sentence(failures[-1], for_admin=True))
             if not exc.retryable:
-                raise ProviderFailed(_("The provider refused the request (%(status)s).") % {"status": exc.status or "error"}) from exc
+                log_failures()
+                raise _refused(failures[-1]) from exc
             continue
+        log_failures(answered_by=candidate.identifier)
         return handle, iterator, first, candidate, day
-    _raise_chain_failure(errors)
+    log_failures()
+    _raise_chain_failure(errors, failures)
 
 
 def stream_events(call: PreparedCall, opened=None):
@@ -417,9 +453,16 @@ def stream_steps(call: PreparedCall, opened=None):
         # screened whole: say so, and still end with `done` (SPEC §8.1).
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
-            logger.warning("stream failed after it started: %s", exc.reason)
+            from governance import provider_failures
+
+            failure = provider_failures.facts(served, exc)
+            logger.warning("stream failed after it started: %s", provider_failures.sentence(failure, for_admin=True))
             _count_failure(served, day)
-            code, message = ("provider_timeout" if timed_out else "provider_error"), _("The provider stopped while streaming.")
+            provider_failures.record([failure], configuration=call.configuration, correlation_id=call.correlation_id,
+                                     actor=call.actor)
+            code = "provider_timeout" if timed_out else "provider_error"
+            message = _("The provider stopped while streaming: %(failure)s.") % {
+                "failure": provider_failures.for_consumer([failure])}
         else:
             logger.exception("screening a stream failed (request %s)", call.correlation_id)
             code, message = "server_error", _("Gavel could not finish screening the stream; it has been logged.")

@@ -15,6 +15,9 @@ def subject(detail: dict) -> str:
     detail = detail if isinstance(detail, dict) else {}
     if detail.get("list"):
         return str(detail["list"])
+    failures = [f for f in detail.get("failures") or () if isinstance(f, dict)]
+    if failures:
+        return ", ".join(dict.fromkeys(str(f.get("provider", "?")) for f in failures))
     names = []
     for rule in detail.get("rules") or ():
         if isinstance(rule, dict):
@@ -47,6 +50,13 @@ def sentence(event) -> str:
         parts.append(_("judges: %(judges)s") % {"judges": "; ".join(_judge(j) for j in judges)})
     if detail.get("reason"):
         parts.append(_("reason: %(reason)s") % {"reason": core.reason_text(str(detail["reason"]))})
+    failures = [f for f in detail.get("failures") or () if isinstance(f, dict)]
+    if failures:
+        from governance.provider_failures import sentence as failure_sentence
+
+        parts.append("; ".join(failure_sentence(f, for_admin=True) for f in failures))
+        if detail.get("answered_by"):
+            parts.append(_("answered by the fallback %(configuration)s") % {"configuration": detail["answered_by"]})
     if detail.get("failed_open"):
         parts.append(_("the check failed open (rule default: allow)"))
     if detail.get("count") and event.check_name == "secret_redaction":

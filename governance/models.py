@@ -507,6 +507,7 @@ class GovernanceEvent(models.Model):
         ACCEPTED = "accepted", _("Accepted in review")
         REJECTED = "rejected", _("Rejected in review")
         RELEASED = "released", _("Policy released")
+        PROVIDER_FAILED = "provider_failed", _("Provider failed")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
@@ -518,6 +519,7 @@ class GovernanceEvent(models.Model):
         FIELD = "field", _("field fill")
         REVIEW = "review", _("review")
         POLICY = "policy", _("policy release")
+        PROVIDER = "provider", _("provider")
 
     at = models.DateTimeField(_("time"), default=timezone.now, db_index=True,
                               help_text=_("When the event was recorded."))
@@ -688,7 +690,7 @@ class Task(models.Model):
                              help_text=_("The findings the text was delivered with: check, rule or list, passage, "
                                          "message. The purge empties the passages."))
     refusal = models.JSONField(_("refusal"), null=True, blank=True,
-                               help_text=_("The block without its passage (SPEC §9)."))
+                               help_text=_("The block without its passage: what a record may keep."))
     verification = models.JSONField(
         _("verification"), default=dict, blank=True,
         help_text=_("What pattern rules and citations found: verified, unverified or not_applicable, with one "

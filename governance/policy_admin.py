@@ -23,7 +23,7 @@ MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or 
 
 class PolicyImportForm(forms.Form):
     upload = forms.FileField(label=gettext_lazy("Policy file"), required=False,
-                             help_text=gettext_lazy("A YAML (or JSON) document in the format of policy-example.yaml."))
+                             help_text=gettext_lazy("A YAML (or JSON) policy document, in the format of docs/policy.md."))
     text = forms.CharField(label=gettext_lazy("…or paste it here"), required=False, strip=False,
                            widget=forms.Textarea(attrs={"rows": 18, "cols": 100, "spellcheck": "false",
                                                         "class": "gavel-body"}))

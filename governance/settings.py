@@ -1,7 +1,7 @@
 """Django settings for Gavel, read from the environment.
 
 Every variable is documented in the README with its default; the defaults run
-Gavel on SQLite with eager Celery and no other service (SPEC §11.4).
+Gavel on SQLite with eager Celery and no other service (the embedded default).
 """
 import os
 from datetime import timedelta
@@ -58,12 +58,51 @@ def cache_from_url(url: str) -> dict:
 DEBUG = env_bool("DEBUG", False)
 # The test runner gets the embedded defaults without having to export anything.
 TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
+# The embedded default (SQLite, eager Celery, the demo) applies wherever no DATABASE_URL says
+# otherwise, so every manage.py command in a checkout works with no variable set.
+EMBEDDED = env_bool("GAVEL_EMBEDDED", False) or not os.environ.get("DATABASE_URL")
+# The local data folder of a checkout (git-ignored): the generated secret key, the demo logins.
+GAVEL_DATA_DIR = Path(os.environ.get("GAVEL_DATA_DIR") or BASE_DIR / "var")
+
+
+def local_secret_key(folder: Path) -> str:
+    """The embedded default's secret key: generated once per checkout and kept in the data folder,
+    so sessions and signed values survive a restart and no two installs share a key."""
+    path = folder / "secret_key"
+    try:
+        key = path.read_text(encoding="ascii").strip()
+    except FileNotFoundError:
+        key = ""
+    if key:
+        return key
+    import secrets
+
+    folder.mkdir(parents=True, exist_ok=True)
+    key = secrets.token_urlsafe(50)
+    # Written to a private temporary file, then moved into place: two processes starting at once
+    # both end up reading one key.
+    temporary = folder / f".secret_key.{os.getpid()}"
+    descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(descriptor, "w", encoding="ascii") as handle:
+        handle.write(key + "\n")
+    try:
+        os.link(temporary, path)  # fails when another process was first: keep its key
+    except FileExistsError:
+        pass
+    finally:
+        temporary.unlink()
+    return path.read_text(encoding="ascii").strip()
+
+
 SECRET_KEY = os.environ.get("SECRET_KEY", "")
 if not SECRET_KEY:
-    if DEBUG or env_bool("GAVEL_EMBEDDED", False) or TESTING:
-        SECRET_KEY = "gavel-embedded-default-not-for-production"
+    if TESTING:
+        SECRET_KEY = "gavel-test-key-not-for-production"
+    elif EMBEDDED or DEBUG:
+        SECRET_KEY = local_secret_key(GAVEL_DATA_DIR)
     else:
-        raise ImproperlyConfigured("SECRET_KEY is required when DEBUG is off (set DEBUG=1 for a local run).")
+        raise ImproperlyConfigured(
+            "SECRET_KEY is required when DATABASE_URL is set (a production database) and DEBUG is off.")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
@@ -218,7 +257,7 @@ REST_FRAMEWORK = {
 
 SPECTACULAR_SETTINGS = {
     "TITLE": "Gavel API",
-    "DESCRIPTION": "Screen and generate text under a governance policy (SPEC §11.1).",
+    "DESCRIPTION": "Screen and generate text under a governance policy.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "SWAGGER_UI_DIST": "SIDECAR",
@@ -286,5 +325,6 @@ LOGGING = {
 
 # Serve static files (admin, Swagger UI from the sidecar) from the app itself,
 # so /api/v1/docs/ renders offline with no CDN and no separate web server.
-WHITENOISE_USE_FINDERS = DEBUG or TESTING
-WHITENOISE_AUTOREFRESH = DEBUG or TESTING
+# The embedded default serves them from the packages too (no collectstatic in a checkout).
+WHITENOISE_USE_FINDERS = DEBUG or TESTING or EMBEDDED
+WHITENOISE_AUTOREFRESH = DEBUG or TESTING or EMBEDDED

@@ -58,6 +58,9 @@ class ModelTarget:
     timeout: float = 30.0
     price_in_per_mtok: float | None = None
     price_out_per_mtok: float | None = None
+    # The name of the environment variable the key comes from (never the key): a target that names
+    # one it cannot read fails before anything is sent, saying which.
+    key_env: str | None = None
 
     @property
     def model_string(self) -> str:
@@ -123,6 +126,12 @@ class ProviderError(Exception):
         self.status = status
         self.after_first_chunk = after_first_chunk
         self.detail = detail
+        # Where the call went, for the person who can fix it (set by the call that failed): the
+        # address asked, the seconds allowed, the key variable's name. Never a key.
+        self.api_base: str | None = None
+        self.timeout_seconds: float | None = None
+        self.key_env: str | None = None
+        self.refused = False  # a connection error because nothing listens at the address
 
     def __reduce__(self):  # keep it picklable (Celery results, multiprocessing)
         return (
@@ -152,6 +161,29 @@ def _rebuild_provider_error(reason, kind, retryable, timeout, status, after_firs
 def model_string(target: ModelTarget) -> str:
     """The model name litellm routes by: ``route/model``."""
     return f"{target.route}/{target.model}"
+
+
+# Sent as the key of a target that names no key variable (a local server needs none): litellm must
+# not reach for a key of its own in the environment (OPENAI_API_KEY …) and hand it to that address.
+NO_KEY = "no-key"
+
+
+def _require_key(target: ModelTarget) -> None:
+    """A target whose key variable is not set fails here, before anything is sent."""
+    if target.key_env and not target.api_key:
+        error = ProviderError(f"the key variable {target.key_env} is not set", kind="missing_key", retryable=True)
+        raise _located(error, target)
+
+
+def _located(error: ProviderError, target: ModelTarget) -> ProviderError:
+    error.api_base = target.api_base
+    error.timeout_seconds = float(target.timeout)
+    error.key_env = target.key_env
+    return error
+
+
+def _failure(error: BaseException, target: ModelTarget, *, after_first_chunk: bool = False) -> ProviderError:
+    return _located(classify_error(error, api_key=target.api_key, after_first_chunk=after_first_chunk), target)
 
 
 # --------------------------------------------------------------------------
@@ -222,7 +254,7 @@ def _call_kwargs(
     kwargs: dict[str, Any] = {
         "model": model_string(target),
         "messages": [dict(message) for message in messages],
-        "api_key": target.api_key,
+        "api_key": target.api_key or NO_KEY,
         "timeout": float(target.timeout),
         "max_retries": 0,  # the openai client's own retries
         "num_retries": 0,  # litellm's retries: one call means one request
@@ -231,7 +263,7 @@ def _call_kwargs(
         # The demo provider of the embedded default: litellm's own mock_response answers with
         # the last user message, so the first run shows screening with no model server at all.
         kwargs["model"] = f"openai/{target.model}"
-        kwargs["mock_response"] = demo_answer(messages)
+        kwargs["mock_response"] = demo_answer(messages, target.model)
         kwargs["api_key"] = "demo-no-key"
     elif target.api_base:
         kwargs["api_base"] = target.api_base
@@ -254,18 +286,17 @@ def _call_kwargs(
     return kwargs
 
 
-# A provider with this route is answered by litellm's mock_response, never by a model (docs/tasks.md).
+# A provider with this route is answered by litellm's mock_response, never by a model: the demo
+# model of the embedded default (judging/demo_model.py, docs/decisions.md).
 DEMO_ROUTE = "demo"
 
 
-def demo_answer(messages: Sequence[Mapping[str, Any]]) -> str:
-    """The demo provider's answer: the last user message, echoed. litellm turns the exact texts
-    ``litellm.RateLimitError`` and ``litellm.InternalServerError`` into those errors, which is
-    how the demo shows a failed task."""
-    for message in reversed(list(messages)):
-        if message.get("role") == "user" and isinstance(message.get("content"), str):
-            return message["content"]
-    return ""
+def demo_answer(messages: Sequence[Mapping[str, Any]], model: str = "echo") -> str:
+    """The demo model's answer: model ``judge`` answers a judge's verdict, any other model echoes
+    the last user message (see ``judging.demo_model``)."""
+    from judging import demo_model
+
+    return demo_model.answer(model, messages)
 
 
 def complete(
@@ -280,6 +311,7 @@ def complete(
     user: str | None = None,
 ) -> ModelReply:
     """Ask the target once and return the whole answer; raise ``ProviderError``."""
+    _require_key(target)
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
     kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
@@ -287,7 +319,7 @@ def complete(
     try:
         response = litellm.completion(**kwargs)
     except Exception as error:  # every failure leaves here as a ProviderError
-        raise classify_error(error, api_key=target.api_key) from error
+        raise _failure(error, target) from error
     latency_ms = (time.monotonic() - started) * 1000
 
     choice = response.choices[0] if response.choices else None
@@ -329,6 +361,7 @@ def stream(
     calls assembled, usage, cost) once it is exhausted. The timeout bounds
     the wait for each piece, not the whole stream.
     """
+    _require_key(target)
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
     kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
@@ -339,7 +372,7 @@ def stream(
     try:
         chunks = litellm.completion(**kwargs)
     except Exception as error:
-        raise classify_error(error, api_key=target.api_key) from error
+        raise _failure(error, target) from error
     return StreamHandle(litellm, target, list(messages), chunks, started)
 
 
@@ -446,7 +479,7 @@ class StreamHandle:
             raise
         except Exception as error:
             self.close()
-            raise classify_error(error, api_key=self._target.api_key, after_first_chunk=self.started) from error
+            raise _failure(error, self._target, after_first_chunk=self.started) from error
         self._finish()
 
     def _take_metadata(self, chunk: Any) -> None:
@@ -504,13 +537,14 @@ def decide(
     thing judged (a string or JSON). An answer litellm cannot parse raises a
     non-retryable ``ProviderError`` of kind ``unusable_response``.
     """
+    _require_key(target)
     litellm = _litellm()
     _ensure_model_known(litellm, target, "decisions")
     kwargs: dict[str, Any] = {
         "model": model_string(target),
         "state": state,
         "questions": {key: dict(question) for key, question in questions.items()},
-        "api_key": target.api_key,
+        "api_key": target.api_key or NO_KEY,
         "timeout": float(target.timeout),
         "max_retries": 0,
         "num_retries": 0,
@@ -522,7 +556,7 @@ def decide(
     try:
         response = litellm.systemone(**kwargs)
     except Exception as error:
-        raise classify_error(error, api_key=target.api_key) from error
+        raise _failure(error, target) from error
     latency_ms = (time.monotonic() - started) * 1000
 
     answers = {
@@ -673,6 +707,10 @@ def classify_error(error: BaseException, *, api_key: str | None = None, after_fi
     if any(type(item).__name__ == "DecisionsResponseValidationError" for item in chain):
         return build("unusable_response", "provider answer could not be parsed", retryable=False)
     if any(_is_transport_error(item) for item in chain):
+        if any(_is_refused(item) for item in chain):
+            refused = build("connection", "connection refused", retryable=True)
+            refused.refused = True
+            return refused
         return build("connection", "connection to the provider failed", retryable=True)
     if status == 429 or _is_instance_named(top, "RateLimitError"):
         return build("rate_limited", "rate limited by the provider (HTTP 429)", retryable=True, code=429)
@@ -697,6 +735,12 @@ def _exception_chain(error: BaseException) -> list[BaseException]:
         original = getattr(item, "original_exception", None)
         pending.extend([item.__cause__, item.__context__, original if isinstance(original, BaseException) else None])
     return seen
+
+
+def _is_refused(error: BaseException) -> bool:
+    """Nothing listens at the address (errno ECONNREFUSED), however deep httpx wrapped it."""
+    return isinstance(error, ConnectionRefusedError) or "connection refused" in str(error).lower() \
+        or "errno 111" in str(error).lower()
 
 
 def _is_instance_named(error: BaseException, name: str) -> bool:

@@ -96,3 +96,10 @@ def _isolated_cache_and_key(monkeypatch):
     forget_compiled()
     forget_configurations()
     translation.deactivate()
+
+
+@pytest.fixture(autouse=True)
+def _private_data_folder(settings, tmp_path_factory):
+    """seed_demo keeps the demo logins in the local data folder: each test gets its own, so no test
+    reads or writes the checkout's var/."""
+    settings.GAVEL_DATA_DIR = tmp_path_factory.mktemp("gavel-data")

@@ -337,7 +337,7 @@ class CompletionInfoSerializer(serializers.Serializer):
     usage = serializers.DictField()
     cost = serializers.FloatField()
     escalated_from = serializers.CharField(
-        required=False, help_text="Present when the answer is an escalation's (SPEC §6.6): the configuration "
+        required=False, help_text="Present when the answer is an escalation's: the configuration "
                                   "whose answer failed verification.")
 
 

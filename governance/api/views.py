@@ -236,7 +236,7 @@ POLICY_DOCUMENT = {
             ("pattern_rules", policy.PATTERN_RULE_KEYS), ("examples", policy.EXAMPLE_KEYS),
         )
     },
-    "description": "A whole policy document (policy-example.yaml). Records not named are removed.",
+    "description": "A whole policy document, in the format of docs/policy.md (policies/example.yaml is a complete example). Records not named are removed.",
 }
 
 

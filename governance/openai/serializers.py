@@ -105,7 +105,7 @@ def parse_chat_request(body) -> tuple[dict, dict, bool]:
 # --- OpenAPI documentation of the gateway (drf-spectacular) ---
 class OpenAIExtensionSerializer(serializers.Serializer):
     also = serializers.ListField(child=serializers.SlugField(), required=False,
-                                 help_text="Further configurations whose policies apply (SPEC §6.7).")
+                                 help_text="Further configurations whose policies apply.")
     kind = serializers.CharField(required=False, help_text="Call kind, default `completion`.")
     read_tools = serializers.ListField(child=serializers.CharField(), required=False,
                                        help_text="Tools that only read: their arguments are not screened.")
@@ -130,7 +130,7 @@ class OpenAIChatRequestSerializer(serializers.Serializer):
 
 
 class OpenAIGavelSerializer(ScreeningResponseSerializer):
-    """The governance result: the §11.1 response without text and tool calls."""
+    """The governance result: the response of POST /api/v1/completions without text and tool calls."""
 
     text = None
     tool_calls = None
@@ -194,7 +194,7 @@ class OpenAIErrorDetailSerializer(serializers.Serializer):
     message = serializers.CharField()
     type = serializers.CharField(help_text="OpenAI's error category.")
     param = serializers.CharField(allow_null=True)
-    code = serializers.CharField(help_text="Gavel's error code (SPEC §11.1).")
+    code = serializers.CharField(help_text="Gavel's error code, as in the REST API's error body.")
 
 
 class OpenAIErrorSerializer(serializers.Serializer):

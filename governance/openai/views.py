@@ -49,7 +49,7 @@ class ModelsView(OpenAIView):
     @extend_schema(responses={200: serializers.OpenAIModelListSerializer, **ERRORS}, tags=["openai"],
                    operation_id="openai_models_list",
                    summary="OpenAI: the configurations granted to the token, as models",
-                   description="Each model's `id` is a configuration identifier to send as `model` (SPEC §11.5).")
+                   description="Each model's `id` is a configuration identifier to send as `model`.")
     def get(self, request):
         identifiers = request.user.configurations.order_by("identifier").values_list("identifier", flat=True)
         return Response({"object": "list", "data": [model_object(i) for i in identifiers]})
@@ -82,7 +82,7 @@ class ChatCompletionsView(OpenAIView):
         tags=["openai"],
         operation_id="openai_chat_completions_create",
         summary="OpenAI: generate through a configuration and screen the answer",
-        description="The run of POST /api/v1/completions in the OpenAI Chat Completions protocol (SPEC §11.5).",
+        description="The run of POST /api/v1/completions in the OpenAI Chat Completions protocol.",
     )
     def post(self, request):
         data, options, stream = serializers.parse_chat_request(request.data)

@@ -283,17 +283,18 @@ def test_seed_demo_is_idempotent_and_prints_the_same_token():
     assert first.splitlines()[-1] == second.splitlines()[-1]
     assert "0 created, 0 changed" in second
     corpus = yaml.safe_load(EDITORIAL_CORPUS.read_text(encoding="utf-8"))["pattern_rules"]
-    # Two providers (one answered by litellm's mock_response), four configurations, three lists.
-    assert counts == (2, 4, 3, 1, 3, len(corpus))
+    # One provider (the demo model, answered by litellm's mock_response), four configurations, three lists.
+    assert counts == (1, 4, 3, 1, 3, len(corpus))
     assert counts == (Provider.objects.count(), Configuration.objects.count(), TermList.objects.count(),
                       Consumer.objects.count(), get_user_model().objects.count(), PatternRule.objects.count())
-    # Passwords are derived too, so the printed logins stay true on every run.
+    # Passwords are kept in the data folder too, so the printed logins stay true on every run.
     assert [line for line in first.splitlines() if " / " in line] == \
         [line for line in second.splitlines() if " / " in line]
 
     token = second.splitlines()[-1]
     assert token.startswith("gvl_")
     assert "http://127.0.0.1:8000/admin/" in second
+    assert "demo-logins.json" in second
     consumer = Consumer.objects.get(name="demo-app")
     assert consumer.token_hash == Consumer.hash_token(token)
     with connection.cursor() as cursor:
@@ -350,6 +351,26 @@ def test_seed_demo_checks_the_english_rules_of_the_editorial_corpus():
     assert body["verification"]["status"] == "unverified"
 
 
+def test_seed_demo_logins_and_token_are_random_per_install_and_kept_in_the_data_folder(settings, tmp_path):
+    """Nothing public derives them (not SECRET_KEY either): two installs with the same key differ,
+    and the file that keeps them is readable by its owner only."""
+    first_folder, second_folder = tmp_path / "one", tmp_path / "two"
+    settings.GAVEL_DATA_DIR = first_folder
+    first, _ = run("seed_demo")
+    stored = json.loads((first_folder / "demo-logins.json").read_text())
+    assert (first_folder / "demo-logins.json").stat().st_mode & 0o077 == 0
+    assert first.splitlines()[-1] == stored["token"]
+    assert f"admin / {stored['passwords']['admin']}" in first
+    settings.GAVEL_DATA_DIR = second_folder
+    second, _ = run("seed_demo")  # another install: same SECRET_KEY, other folder
+    other = json.loads((second_folder / "demo-logins.json").read_text())
+    assert other["token"] != stored["token"]
+    assert set(other["passwords"].values()).isdisjoint(stored["passwords"].values())
+    assert get_user_model().objects.get(username="admin").check_password(other["passwords"]["admin"])
+    assert Consumer.objects.get(name="demo-app").token_hash == Consumer.hash_token(other["token"])
+    assert len(set(stored["passwords"].values())) == 3 and all(len(p) >= 16 for p in stored["passwords"].values())
+
+
 def test_seed_demo_restores_a_revoked_demo_consumer():
     first, _ = run("seed_demo")
     run("revoke_consumer", "demo-app")
@@ -386,4 +407,4 @@ def test_seed_demo_queues_demo_tasks_in_every_state_with_no_model_server(setting
     assert tasks["queued_task", "failed"].failure["code"] == "provider_error"
     fill = tasks["field_fill", "ready"]
     assert fill.field["record"] == "page:42" and "too_long" in {h["type"] for h in fill.hints}
-    assert hinted.completion["provider"] == "demo-echo-no-model"
+    assert hinted.completion["provider"] == "demo-model"

@@ -156,8 +156,11 @@ def test_an_escalation_that_fails_leaves_the_first_answer_screened_in_full(api, 
     assert models_asked(provider_server) == ["test-model", "strong-model"]
     assert body["outcome"] == "allowed_with_hints" and body["text"] == VIOLATING
     assert "escalated_from" not in body["completion"]
-    assert [e.decision for e in events()] == ["escalated", "reported", "unverified"]
+    assert [e.decision for e in events() if e.decision != "provider_failed"] == ["escalated", "reported",
+                                                                                  "unverified"]
     assert events("escalated")[0].detail["result"] == "provider_error"
+    # The escalation's provider refusing is logged with its cause (issue 15).
+    assert [f["status"] for f in events("provider_failed")[0].detail["failures"]] == [400]
 
 
 # --- streams (SPEC §8.1) ---

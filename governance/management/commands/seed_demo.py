@@ -1,11 +1,12 @@
-"""`manage.py seed_demo`: the demo policy, logins and consumer of the embedded default (SPEC §11.4).
+"""`manage.py seed_demo`: the demo policy, model, logins and consumer of the embedded default (SPEC §11.4).
 
-Idempotent: every run leaves the same state and prints the same passwords and token, because
-they are derived from SECRET_KEY rather than stored anywhere in clear.
+Idempotent: every run leaves the same state and prints the same passwords and token. They are
+drawn at random on the first run and kept in the local data folder (`var/demo-logins.json`,
+readable by its owner only), never derived from anything public.
 """
-import base64
-import hashlib
-import hmac
+import json
+import os
+import secrets
 import uuid
 from pathlib import Path
 
@@ -22,99 +23,102 @@ from django.db import transaction
 from governance import policy, queue
 from governance.models import Configuration, Consumer, Task
 
-ADMIN_URL = "http://127.0.0.1:8000/admin/"
-REVIEW_URL = "http://127.0.0.1:8000/review/"
-LOGIN_URL = "http://127.0.0.1:8000/accounts/login/"
 DEMO_CONSUMER = "demo-app"
+DEMO_USERS = ("admin", "policy-editor", "editor")
+CREDENTIALS_FILE = "demo-logins.json"
 
-DEMO_POLICY = {
-    "providers": [
-        {
-            "name": "demo-local",
-            "kind": "chat",
-            "route": "openai",
-            "api_base": "http://127.0.0.1:11434/v1",
-            "trust_zone": "local",
-            "timeout": 30,
-        },
-        {
-            # Answered by litellm's own mock_response (the last user message, echoed): no model,
-            # no server, no network. It lets the first run show a populated review queue.
-            "name": "demo-echo-no-model",
-            "kind": "chat",
-            "route": "demo",
-            "trust_zone": "local",
-            "timeout": 5,
-        },
-    ],
-    "configurations": [
-        {
-            "identifier": "demo",
-            "provider": "demo-local",
-            "model": "qwen2.5:7b",
-            "system_prompt": "You write short, plain texts for a company website.",
-            # `en` selects the English and the language-neutral rules of the editorial corpus.
-            "context_tags": ["house-style", "en"],
-            "rules": {"mode": "report", "tags": ["house-style", "en"], "judges": ["demo-judge"], "default": "block"},
-        },
-        {
-            "identifier": "demo-judge",
-            "provider": "demo-local",
-            "model": "qwen2.5:7b",
-            "temperature": 0.0,
-            "timeout": 15,
-        },
-        {
-            "identifier": "demo-writer",
-            "provider": "demo-echo-no-model",
-            "model": "echo",
-            "system_prompt": "You write product texts and meta descriptions for a company website.",
-            "rules": {"mode": "report", "tags": ["house-style"], "judges": ["demo-writer-judge"], "default": "block"},
-        },
-        {
-            "identifier": "demo-writer-judge",
-            "provider": "demo-echo-no-model",
-            "model": "echo",
-            "temperature": 0.0,
-        },
-    ],
-    "snippets": [
-        {
-            "identifier": "house-style",
-            "name": "House style",
-            "tags": ["house-style"],
-            "sort": 10,
-            "body": (
-                "Headlines carry no exclamation mark.\n"
-                "Address the reader formally.\n"
-                "Write the numbers one to twelve as words.\n"
-            ),
-        },
-    ],
-    "term_lists": [
-        {
-            "name": "Demo brand words",
-            "configurations": ["demo"],
-            "forbidden": ["Kunde", "Rabatt*"],
-            "mode": "block",
-            "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
-        },
-        {
-            "name": "Demo buzzwords",
-            "configurations": ["demo-writer"],
-            "forbidden": ["leverage", "synergy", "world-class"],
-            "mode": "report",
-            "message": "Say what the product does instead.",
-        },
-        {
-            "name": "Demo brand words (writer)",
-            "configurations": ["demo-writer"],
-            "forbidden": ["Kunde", "Rabatt*"],
-            "mode": "block",
-            "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
-        },
-    ],
-}
+# The demo model (judging/demo_model.py): answered through litellm's mock_response, with no model,
+# no server and no network. `echo` writes (it repeats the last user message), `judge` judges the two
+# house-style rules a machine can check. GAVEL_DEMO_MODEL (a litellm model string such as
+# `openai/qwen2.5:7b`, at GAVEL_DEMO_API_BASE) puts a real local model in their place.
+DEMO_MODEL_PROVIDER = {"name": "demo-model", "kind": "chat", "route": "demo", "trust_zone": "local", "timeout": 5}
+LOCAL_MODEL_API_BASE = "http://127.0.0.1:11434/v1"  # Ollama's OpenAI-compatible endpoint
+
+
+def demo_models() -> tuple[list[dict], str, str, str]:
+    """(providers, provider name, writer model, judge model) of the demo configurations."""
+    configured = os.environ.get("GAVEL_DEMO_MODEL", "").strip()
+    if "/" not in configured:
+        return [DEMO_MODEL_PROVIDER], DEMO_MODEL_PROVIDER["name"], "echo", "judge"
+    route, model = configured.split("/", 1)
+    local = {"name": "demo-local", "kind": "chat", "route": route,
+             "api_base": os.environ.get("GAVEL_DEMO_API_BASE", "").strip() or LOCAL_MODEL_API_BASE,
+             "trust_zone": "local", "timeout": 30}
+    return [DEMO_MODEL_PROVIDER, local], local["name"], model, model
+
+
+def demo_policy_document() -> dict:
+    providers, provider, writer, judge = demo_models()
+    return {
+        "providers": providers,
+        "configurations": [
+            {
+                "identifier": "demo",
+                "provider": provider,
+                "model": writer,
+                "system_prompt": "You write short, plain texts for a company website.",
+                # `en` selects the English and the language-neutral rules of the editorial corpus.
+                "context_tags": ["house-style", "en"],
+                "rules": {"mode": "report", "tags": ["house-style", "en"], "judges": ["demo-judge"], "default": "block"},
+            },
+            {
+                "identifier": "demo-judge",
+                "provider": provider,
+                "model": judge,
+                "temperature": 0.0,
+                "timeout": 15,
+            },
+            {
+                "identifier": "demo-writer",
+                "provider": "demo-model",
+                "model": "echo",
+                "system_prompt": "You write product texts and meta descriptions for a company website.",
+                "rules": {"mode": "report", "tags": ["house-style"], "judges": ["demo-writer-judge"], "default": "block"},
+            },
+            {
+                "identifier": "demo-writer-judge",
+                "provider": "demo-model",
+                "model": "judge",
+                "temperature": 0.0,
+            },
+        ],
+        "snippets": [
+            {
+                "identifier": "house-style",
+                "name": "House style",
+                "tags": ["house-style"],
+                "sort": 10,
+                "body": (
+                    "Headlines carry no exclamation mark.\n"
+                    "Address the reader formally.\n"
+                    "Write the numbers one to twelve as words.\n"
+                ),
+            },
+        ],
+        "term_lists": [
+            {
+                "name": "Demo brand words",
+                "configurations": ["demo"],
+                "forbidden": ["Kunde", "Rabatt*"],
+                "mode": "block",
+                "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
+            },
+            {
+                "name": "Demo buzzwords",
+                "configurations": ["demo-writer"],
+                "forbidden": ["leverage", "synergy", "world-class"],
+                "mode": "report",
+                "message": "Say what the product does instead.",
+            },
+            {
+                "name": "Demo brand words (writer)",
+                "configurations": ["demo-writer"],
+                "forbidden": ["Kunde", "Rabatt*"],
+                "mode": "block",
+                "message": "Write “Mandant” instead of “Kunde”, and make no discount promises.",
+            },
+        ],
+    }
 
 # The editorial starter corpus (docs/editorial-corpus.md), shipped with the code and loaded with the demo.
 EDITORIAL_CORPUS = Path(settings.BASE_DIR) / "policies" / "editorial-starter.yaml"
@@ -123,7 +127,7 @@ EDITORIAL_CORPUS = Path(settings.BASE_DIR) / "policies" / "editorial-starter.yam
 def demo_policy() -> dict:
     """The demo policy with the pattern rules of the editorial starter corpus."""
     corpus = yaml.safe_load(EDITORIAL_CORPUS.read_text(encoding="utf-8"))
-    return {**DEMO_POLICY, "pattern_rules": corpus["pattern_rules"]}
+    return {**demo_policy_document(), "pattern_rules": corpus["pattern_rules"]}
 
 
 # The demo tasks (SPEC §10) answered by the echo provider: their instruction is their answer.
@@ -162,14 +166,36 @@ POLICY_EDITOR_MODELS = (
 DEMO_NAMESPACE = uuid.UUID("6f1d2c0e-4a53-4c1b-9a57-1c2f6b0d9e11")
 
 
-def derive(purpose: str, length: int = 43) -> str:
-    """A stable secret for `purpose`: HMAC-SHA256 of SECRET_KEY, URL-safe, so reruns print the same."""
-    digest = hmac.new(settings.SECRET_KEY.encode("utf-8"), purpose.encode("utf-8"), hashlib.sha256).digest()
-    return base64.urlsafe_b64encode(digest).decode("ascii").rstrip("=")[:length]
+def demo_credentials() -> dict:
+    """The demo passwords and token of this install: read from the data folder, or drawn at random
+    and written there (mode 0600) on the first run."""
+    folder = Path(settings.GAVEL_DATA_DIR)
+    path = folder / CREDENTIALS_FILE
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (FileNotFoundError, ValueError):
+        stored = {}
+    passwords = stored.get("passwords") if isinstance(stored.get("passwords"), dict) else {}
+    token = stored.get("token") if isinstance(stored.get("token"), str) else ""
+    wanted = {"passwords": {user: passwords.get(user) or secrets.token_urlsafe(12) for user in DEMO_USERS},
+              "token": token if token.startswith(Consumer.TOKEN_PREFIX) else Consumer.TOKEN_PREFIX + secrets.token_urlsafe(32)}
+    if wanted != stored:
+        folder.mkdir(parents=True, exist_ok=True)
+        temporary = folder / f".{CREDENTIALS_FILE}.{os.getpid()}"
+        descriptor = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+            json.dump(wanted, handle, indent=2)
+        os.replace(temporary, path)
+    return wanted
 
 
 def demo_token() -> str:
-    return Consumer.TOKEN_PREFIX + derive(DEMO_CONSUMER)
+    return demo_credentials()["token"]
+
+
+def base_url() -> str:
+    """Where the printed links point: `make run PORT=…` passes its address."""
+    return (os.environ.get("GAVEL_DEMO_URL") or "http://127.0.0.1:8000").rstrip("/")
 
 
 class Command(BaseCommand):
@@ -180,6 +206,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, **options):
         document = demo_policy()
+        self.credentials = demo_credentials()
         with transaction.atomic():
             report = policy.import_policy(document)
             logins = [
@@ -199,17 +226,22 @@ class Command(BaseCommand):
             f"Editorial corpus: {len(document['pattern_rules'])} pattern rules from policies/{EDITORIAL_CORPUS.name}; "
             "the demo configuration checks those tagged en."
         )
-        self.stdout.write(f"Demo tasks: {tasks} queued now; review them at {REVIEW_URL}")
-        self.stdout.write(f"Log in at {ADMIN_URL} (editors: {LOGIN_URL}) as:")
+        url = base_url()
+        model = document["configurations"][0]
+        self.stdout.write(f"Demo model: configuration demo writes with provider {model['provider']}, model {model['model']}"
+                          f"{' (no model server needed)' if model['provider'] == DEMO_MODEL_PROVIDER['name'] else ''}.")
+        self.stdout.write(f"Demo tasks: {tasks} queued now; review them at {url}/review/")
+        self.stdout.write(f"Log in at {url}/admin/ (editors: {url}/accounts/login/) as:")
         for username, password, role in logins:
             self.stdout.write(f"  {username} / {password}    ({role})")
+        self.stdout.write(f"These logins and the token are kept in {Path(settings.GAVEL_DATA_DIR) / CREDENTIALS_FILE}.")
         self.stdout.write(f"Consumer {DEMO_CONSUMER} (granted: demo, demo-writer); its token, for 'Authorization: Bearer …':")
         self.stdout.write(token)
 
     def ensure_user(self, username: str, *, superuser=False, staff=False):
-        """The user exists with the derived password and these rights; return the password."""
+        """The user exists with this install's demo password and these rights; return the password."""
         User = get_user_model()
-        password = derive(f"password:{username}", 16)
+        password = self.credentials["passwords"][username]
         user, created = User.objects.get_or_create(username=username)
         wanted = {"is_superuser": superuser, "is_staff": superuser or staff, "is_active": True}
         dirty = created or any(getattr(user, k) != v for k, v in wanted.items())
@@ -244,9 +276,8 @@ class Command(BaseCommand):
             permissions += Permission.objects.filter(content_type=content_type, codename__in=codenames)
         return permissions
 
-    @staticmethod
-    def ensure_consumer() -> str:
-        token = demo_token()
+    def ensure_consumer(self) -> str:
+        token = self.credentials["token"]
         consumer = Consumer.objects.filter(name=DEMO_CONSUMER).first() or Consumer(name=DEMO_CONSUMER)
         # Save only when something differs, so a rerun on a seeded database writes nothing.
         watched = ("token_hash", "token_prefix", "revoked_at", "is_admin")
