@@ -336,9 +336,8 @@ def sse(event: str, data: dict) -> str:
 
 
 def holds_stream(facts: CallFacts) -> bool:
-    """Held when a term list applies or the effective rule mode is block; never in a tool run."""
-    if facts.offers_tools:
-        return False
+    """Held when a term list applies or the effective rule mode is block — in a run that offers tools
+    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2)."""
     from termlists.guardrail import lists_apply
 
     return facts.strictest_mode == "block" or lists_apply(facts)
@@ -438,8 +437,8 @@ def stream_steps(call: PreparedCall, opened=None):
         if body["hints"]:
             yield "hints", {"hints": body["hints"]}
         if screening.block is not None:
-            # A live stream that is stopped at the end (a tool run whose write was
-            # refused): its proposed tool calls are not returned, and it says so.
+            # A live stream that is stopped at the end: its proposed tool calls are
+            # not returned, and it says so.
             yield "blocked", {"block": body["block"]}
     yield "done", body
 
