@@ -217,7 +217,7 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
 def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
                    timeout_cap: float | None):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
-    from judging.llm import ProviderError
+    from judging.llm import ProviderError, UnsupportedParameters
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
@@ -240,6 +240,8 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                 continue  # a fallback over its own cap is skipped
             try:
                 reply = ask(candidate, model_target(candidate, left))
+            except UnsupportedParameters as exc:  # a fallback on a route that does not take them
+                raise _unsupported(exc) from exc
             except ProviderError as exc:
                 logger.warning("provider call failed for %s: %s", candidate.identifier, exc.reason)
                 failed.append((candidate, day))
@@ -286,6 +288,7 @@ class PreparedCall:
 
 def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
     """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
+    services.require_kind(consumer, data.get("kind", "completion"))
     configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
     if configuration.provider.kind == "decision":
         # A decision model answers questions and writes no text (SPEC §6.4): never a chat call.
@@ -303,6 +306,26 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
         actor=actor, reader_language=reader_language, correlation_id=correlation_id,
         policy_version=services.policy_version_of([configuration, *also]), options=options,
     )
+
+
+def check_client_parameters(call: PreparedCall) -> None:
+    """Refuse, before any provider is asked, a client parameter the configuration's route does not take
+    (SPEC §11.5: passed on or refused with 400 naming it, never dropped)."""
+    from judging.llm import UnsupportedParameters, check_parameters
+
+    names = list(call.options.get("client_parameters") or ())
+    if not names:
+        return
+    try:
+        check_parameters(model_target(call.configuration), names)
+    except UnsupportedParameters as exc:
+        raise _unsupported(exc) from exc
+
+
+def _unsupported(exc) -> BadInput:
+    message = _("The provider of this configuration does not take this parameter.")
+    return BadInput(_("The request asks for what Gavel does not support."), code="unsupported_parameter",
+                    fields={name: [message] for name in exc.names})
 
 
 def _completion_info(reply, served: Configuration, escalated_from: str | None = None) -> dict:
@@ -349,7 +372,7 @@ def open_stream(call: PreparedCall):
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
     returns (handle, iterator, first chunk, serving configuration, usage day).
     """
-    from judging.llm import ProviderError, stream
+    from judging.llm import ProviderError, UnsupportedParameters, stream
 
     errors = []
     for candidate in chain_of(call.configuration):
@@ -364,6 +387,8 @@ def open_stream(call: PreparedCall):
                             **sampling(candidate, call.options))
             iterator = iter(handle)
             first = next(iterator, None)
+        except UnsupportedParameters as exc:
+            raise _unsupported(exc) from exc
         except ProviderError as exc:
             _count_failure(candidate, day)
             errors.append(exc)

@@ -15,6 +15,7 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "escalation",
     ),
     "governance.provider": ("route", "api_base", "api_key_env", "trust_zone"),
+    "governance.consumer": ("kinds",),
 }
 
 

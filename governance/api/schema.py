@@ -153,8 +153,8 @@ class TaskRequestScheme(StrictSerializerScheme):
 
 class OpenAIChatRequestScheme(OpenApiSerializerExtension):
     """POST /openai/v1/chat/completions as governance/openai/serializers.parse_chat_request reads it: the
-    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's own options
-    with the bounds it checks; any other OpenAI key accepted (and not passed on)."""
+    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's parameters from
+    the one table that also checks them (governance/openai/parameters.py); any other key ignored."""
 
     target_class = "governance.openai.serializers.OpenAIChatRequestSerializer"
 
@@ -162,7 +162,8 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
         from governance.api.serializers import CompletionRequestSerializer
-        from governance.openai.serializers import EXTENSION_KEYS, TOOL_CHOICES
+        from governance.openai.parameters import request_schema
+        from governance.openai.serializers import EXTENSION_KEYS
 
         fields = CompletionRequestSerializer().fields
 
@@ -171,36 +172,14 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
             auto_schema._insert_field_validators(fields[name], schema)  # maxLength, pattern, …
             return schema
 
-        def nullable(schema):
-            return {**schema, "nullable": True}
-
-        named_function = {"type": "object", "required": ["type", "function"], "properties": {
-            "type": {"type": "string", "enum": ["function"]},
-            "function": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-        }}
-        limit = nullable({"type": "integer", "minimum": 1})
-        return {
-            "type": "object",
-            "required": ["model", "messages"],
-            "properties": {
-                "model": {**field("configuration"), "description": "A configuration identifier granted to the token."},
-                "messages": {**field("messages"), "minItems": 1},
-                "tools": nullable(field("tools")),
-                "tool_choice": {"nullable": True, "oneOf": [{"type": "string", "enum": list(TOOL_CHOICES)},
-                                                            named_function]},
-                "stream": nullable({"type": "boolean"}),
-                "temperature": nullable({"type": "number", "minimum": 0, "maximum": 2}),
-                "max_tokens": limit,
-                "max_completion_tokens": limit,
-                "response_format": nullable({"type": "object", "required": ["type"],
-                                             "properties": {"type": {"type": "string"}}}),
-                "user": nullable({"type": "string", "maxLength": 256}),
-                "gavel": nullable({"type": "object", "additionalProperties": False,
-                                   "properties": {key: field(key) for key in EXTENSION_KEYS},
-                                   "description": "Gavel's call facts (optional)."}),
-            },
-            "additionalProperties": True,
-        }
+        return request_schema(
+            messages={**field("messages"), "minItems": 1},
+            tools=field("tools"),
+            extension={"type": "object", "additionalProperties": False,
+                       "properties": {key: field(key) for key in EXTENSION_KEYS},
+                       "description": "Gavel's call facts (optional)."},
+            model={**field("configuration"), "description": "A configuration identifier granted to the token."},
+        )
 
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}

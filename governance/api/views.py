@@ -287,6 +287,10 @@ class TasksView(GavelAPIView):
         description="Validated like a completion before anything is queued; a worker generates and screens it.",
     )
     def post(self, request):
+        # A kind the consumer was not granted is refused as on every other path (403), before the
+        # request's own check says a task is a queued_task or a field_fill.
+        if isinstance(request.data, dict):
+            services.require_kind(request.user, request.data.get("kind"))
         data = self.parsed(serializers.TaskRequestSerializer, request)
         task = queue.submit(data, consumer=request.user, actor=f"consumer:{request.user.name}",
                             correlation_id=request.request_id)

@@ -91,6 +91,7 @@ class ChatCompletionsView(OpenAIView):
             reader_language=reader_language(request), correlation_id=request.request_id,
         )
         call.options.update(options)
+        completions.check_client_parameters(call)
         model, created = data["configuration"], int(time.time())
         if stream:
             # Opened before answering, so an error before the first chunk is an ordinary error response.

@@ -462,8 +462,8 @@ def test_queued_tasks_and_field_fills_are_judged_whole(api, ruled, provider_serv
 
 
 @pytest.mark.parametrize("kind", ["image_description", "internal"])
-def test_no_judge_request_for_kinds_that_are_not_judged(api, ruled, provider_server, kind):
-    body = screen(api, kind=kind)
+def test_no_judge_request_for_kinds_that_are_not_judged(granted_api, ruled, provider_server, kind):
+    body = screen(granted_api, kind=kind)
     assert provider_server.requests == []
     assert rules_check(body)["result"] == "skipped"
 

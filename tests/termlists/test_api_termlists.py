@@ -216,10 +216,10 @@ def test_a_json_answer_is_not_asked_for_required_terms(api, make_list):
 
 
 @pytest.mark.parametrize("kind", ["image_description", "internal"])
-def test_image_descriptions_and_internal_outputs_get_forbidden_terms_only(api, make_list, kind):
+def test_image_descriptions_and_internal_outputs_get_forbidden_terms_only(granted_api, make_list, kind):
     make_list(forbidden="Kunde", required="Impressum")
-    assert screen(api, long_text(), kind=kind)["outcome"] == "allowed"
-    assert screen(api, long_text("Kunde"), kind=kind)["outcome"] == "blocked"
+    assert screen(granted_api, long_text(), kind=kind)["outcome"] == "allowed"
+    assert screen(granted_api, long_text("Kunde"), kind=kind)["outcome"] == "blocked"
 
 
 @pytest.mark.parametrize("kind", ["completion", "queued_task", "field_fill"])
