@@ -405,7 +405,21 @@ def stream_events(call: PreparedCall, opened=None):
         yield sse(name, data)
 
 
-def stream_steps(call: PreparedCall, opened=None):
+def planned_steps(call: PreparedCall, opened):
+    """(steps, done) of an opened stream. A held stream sends nothing before its verdict (SPEC §8.1), so
+    it is screened here, before the response starts, and `done` (its last step's data) lets the
+    response's headers carry the outcome (§11.1); a live stream's steps are a generator, `done` None."""
+    served = opened[3]
+    # The same facts decide the hold and are screened, so the term lists' scope is read once.
+    facts = call.facts(served.provider)
+    steps = stream_steps(call, opened, facts)
+    if not holds_stream(facts):
+        return steps, None
+    steps = list(steps)
+    return steps, steps[-1][1]
+
+
+def stream_steps(call: PreparedCall, opened=None, facts=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
     every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
     from governance.escalation import screen_generated
@@ -414,7 +428,7 @@ def stream_steps(call: PreparedCall, opened=None):
 
     handle, iterator, first, served, day = opened or open_stream(call)
     # The same facts decide the hold and are screened, so the term lists' scope is read once.
-    facts = call.facts(served.provider)
+    facts = facts or call.facts(served.provider)
     held = holds_stream(facts)
     redactor = StreamRedactor()
     parts: list[str] = []

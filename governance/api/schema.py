@@ -182,6 +182,12 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
         )
 
 
+def without_v1_alias(endpoints):
+    """Preprocessing hook: /v1/ answers exactly as /openai/v1/ (for clients that look for <host>/v1/models);
+    the schema documents each operation once, under /openai/v1/."""
+    return [endpoint for endpoint in endpoints if not endpoint[0].startswith("/v1/")]
+
+
 ERROR_REF = {"$ref": "#/components/schemas/Error"}
 RETRY_AFTER = {"Retry-After": {"schema": {"type": "integer", "minimum": 1},
                                "description": "Seconds to wait before trying again."}}
