@@ -73,11 +73,18 @@ class MessageScheme(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        from governance.api.serializers import CONTENT_SCHEMA
+
         fields = self.target.fields
         tool_call = auto_schema.resolve_serializer(fields["tool_calls"].child, direction).ref
+        function_call = auto_schema.resolve_serializer(fields["function_call"], direction).ref
         text = {"type": "string", "pattern": NO_NUL}
+        content = {key: value for key, value in CONTENT_SCHEMA.items() if key not in ("nullable", "description")}
         name = auto_schema._map_serializer_field(fields["name"], direction)
         tool_call_id = auto_schema._map_serializer_field(fields["tool_call_id"], direction)
+
+        def nullable(schema):
+            return {"nullable": True, **schema} if "$ref" not in schema else {"nullable": True, "allOf": [schema]}
 
         def message(role, required, **properties):
             # One role per branch. A pattern, not a one-value enum: drf-spectacular's enum hook would merge
@@ -85,13 +92,21 @@ class MessageScheme(OpenApiSerializerExtension):
             return {"type": "object", "required": ["role", *required], "additionalProperties": False,
                     "properties": {"role": {"type": "string", "pattern": f"^{role}$"}, **properties}}
 
-        calls = {"type": "array", "items": tool_call, "minItems": 1}
+        # What an assistant turn may carry besides its content (SDKs send each as null when unset).
+        answer = {"name": name, "tool_calls": nullable({"type": "array", "items": tool_call}),
+                  "function_call": nullable(function_call), "refusal": nullable(text),
+                  "audio": {"type": "object", "nullable": True},
+                  "annotations": {"type": "array", "items": {"type": "object"}, "nullable": True}}
+        # With no content, one of these says what the turn was.
+        instead = {"tool_calls": {"type": "array", "items": tool_call, "minItems": 1},
+                   "function_call": function_call, "refusal": text, "audio": {"type": "object"}}
         return {"anyOf": [
-            message("system", ["content"], content=text, name=name),
-            message("user", ["content"], content=text, name=name),
-            message("assistant", ["content"], content=text, name=name, tool_calls=calls),
-            message("assistant", ["tool_calls"], content={**text, "nullable": True}, name=name, tool_calls=calls),
-            message("tool", ["content", "tool_call_id"], content=text, tool_call_id=tool_call_id),
+            *(message(role, ["content"], content=content, name=name) for role in ("system", "developer", "user")),
+            message("assistant", ["content"], content=content, **answer),
+            *(message("assistant", [key], **{**answer, "content": nullable(content), key: schema})
+              for key, schema in instead.items()),
+            message("tool", ["content", "tool_call_id"], content=content, tool_call_id=tool_call_id, name=name),
+            message("function", ["content", "name"], content=content, name=name),
         ]}
 
 

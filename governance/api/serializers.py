@@ -174,14 +174,19 @@ class AssistantToolCallSerializer(StrictSerializer):
     function = FunctionCallSerializer()
 
 
+NO_NUL_STRING = {"type": "string", "pattern": "^[^\\u0000]*$"}
 CONTENT_PART_SCHEMA = {
-    "type": "object", "required": ["type"], "additionalProperties": True,
-    "properties": {"type": {"type": "string"}, "text": {"type": "string"}},
+    "anyOf": [
+        {"type": "object", "required": ["type", "text"], "additionalProperties": True,
+         "properties": {"type": {"type": "string", "pattern": "^text$"}, "text": NO_NUL_STRING}},
+        {"type": "object", "required": ["type"], "additionalProperties": True,
+         "properties": {"type": {"type": "string", "not": {"pattern": "^text$"}}}},
+    ],
     "description": "A text part ({type: text, text}) is text; other parts (image_url, input_audio, file, …) "
                    "are passed to the provider as sent.",
 }
 CONTENT_SCHEMA = {
-    "oneOf": [{"type": "string"}, {"type": "array", "items": CONTENT_PART_SCHEMA}],
+    "oneOf": [NO_NUL_STRING, {"type": "array", "items": CONTENT_PART_SCHEMA}],
     "nullable": True,
     "description": "A string, a list of content parts, or null (an assistant turn with tool calls, a function "
                    "call or a refusal).",
@@ -200,6 +205,8 @@ class Content(serializers.Field):
 
     def to_internal_value(self, data):
         if isinstance(data, str):
+            if "\x00" in data:
+                raise serializers.ValidationError(_("Null characters are not allowed."))
             return data
         if not isinstance(data, list):
             raise serializers.ValidationError(_("Give a string or a list of content parts."))
@@ -209,6 +216,8 @@ class Content(serializers.Field):
                 errors.append([_("Give a content part: an object with a type.")])
             elif part["type"] == "text" and not isinstance(part.get("text"), str):
                 errors.append([_("A text part holds its text as a string.")])
+            elif part["type"] == "text" and "\x00" in part["text"]:
+                errors.append([_("Null characters are not allowed.")])
             else:
                 errors.append([])
         if any(errors):
@@ -249,9 +258,10 @@ class MessageSerializer(StrictSerializer):
                                                                                   "refusal", "audio"}):
             errors["content"] = [_("Give the content (only an assistant message with tool_calls, a function_call "
                                    "or a refusal may omit it).")]
-        for name in sorted(given):
-            if role != "assistant":
-                errors[name] = [_("Only an assistant message has %(field)s.") % {"field": name}]
+        if role != "assistant":
+            for name in self.ASSISTANT_ONLY:
+                if name in attrs:
+                    errors[name] = [_("Only an assistant message has %(field)s.") % {"field": name}]
         if role == "tool" and not attrs.get("tool_call_id"):
             errors["tool_call_id"] = [_("A tool message names the tool_call_id it answers.")]
         if role != "tool" and "tool_call_id" in attrs:

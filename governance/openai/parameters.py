@@ -11,7 +11,7 @@ Pure: plain data in and out.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -28,12 +28,17 @@ GATEWAY = "gateway"           # read by the gateway itself (stream, stream_optio
 @dataclass(frozen=True)
 class Parameter:
     name: str
-    schema: dict
+    schema: dict  # OpenAI's shape of the value: a value outside it is 400 `invalid`
     use: str
     description: str = ""
-    # The values Gavel cannot honour (refused with 400 `unsupported_parameter`), and why.
-    refuses: Callable[[Any], bool] | None = None
+    # The values Gavel honours, when fewer than OpenAI's shape allows: one outside them is 400
+    # `unsupported_parameter`, saying `refusal`. The OpenAPI schema publishes these.
+    accepts: dict | None = None
     refusal: Any = ""
+
+    @property
+    def published(self) -> dict:
+        return self.accepts if self.accepts is not None else self.schema
 
 
 def _number(low: float, high: float) -> dict:
@@ -72,29 +77,20 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("parallel_tool_calls", {"type": "boolean"}, WITH_TOOLS, "Sent with `tools` only."),
     # What Gavel cannot honour: an answer that is screened as one text.
     Parameter("n", {"type": "integer", "minimum": 1}, GATEWAY, "Only 1: Gavel screens one answer per call.",
-              refuses=lambda value: value > 1,
+              accepts={"type": "integer", "minimum": 1, "maximum": 1},
               refusal=_("Gavel screens one answer per call: give n 1 or leave it out.")),
     Parameter("logprobs", {"type": "boolean"}, GATEWAY,
               "Only false: token log probabilities would show a text screening withheld or masked.",
-              refuses=lambda value: value is True,
+              accepts={"type": "boolean", "not": {"enum": [True]}},
               refusal=_("Gavel does not return log probabilities: they would show the tokens of text it withheld "
                         "or masked.")),
     Parameter("top_logprobs", {"type": "integer", "minimum": 0, "maximum": 20}, GATEWAY, "Only 0.",
-              refuses=lambda value: value > 0,
+              accepts={"type": "integer", "minimum": 0, "maximum": 0},
               refusal=_("Gavel does not return log probabilities: they would show the tokens of text it withheld "
                         "or masked.")),
     Parameter("modalities", {"type": "array", "items": {"type": "string"}}, GATEWAY, "Only text.",
-              refuses=lambda value: any(item != "text" for item in value),
+              accepts={"type": "array", "items": {"type": "string", "pattern": "^text$"}},
               refusal=_("Gavel screens text answers only: give modalities [\"text\"] or leave it out.")),
-    Parameter("audio", {"type": "object"}, GATEWAY, "Not supported: Gavel screens text answers only.",
-              refuses=lambda value: True,
-              refusal=_("Gavel screens text answers only: leave audio out.")),
-    Parameter("functions", {"type": "array", "items": {"type": "object"}}, GATEWAY,
-              "The deprecated form of `tools`: not supported, give `tools`.",
-              refuses=lambda value: True, refusal=_("Give the functions as tools.")),
-    Parameter("function_call", {"oneOf": [{"type": "string"}, {"type": "object"}]}, GATEWAY,
-              "The deprecated form of `tool_choice`: not supported, give `tool_choice`.",
-              refuses=lambda value: True, refusal=_("Give function_call as tool_choice.")),
 )
 BY_NAME = {parameter.name: parameter for parameter in PARAMETERS}
 # Passed on as arguments of their own of the model call (judging.llm sends `user` in the body too, and
@@ -116,9 +112,11 @@ _TYPES = {
 
 
 def conforms(value, schema: dict) -> bool:
-    """Whether `value` is valid under `schema` (type, bounds, enum, items, properties, oneOf)."""
+    """Whether `value` is valid under `schema` (type, bounds, enum, pattern, items, properties, oneOf, not)."""
     if "oneOf" in schema:
         return sum(conforms(value, branch) for branch in schema["oneOf"]) == 1
+    if "not" in schema and conforms(value, schema["not"]):
+        return False
     kind = schema.get("type")
     if kind and not _TYPES[kind](value):
         return False
@@ -129,8 +127,11 @@ def conforms(value, schema: dict) -> bool:
             return False
         if "maximum" in schema and value > schema["maximum"]:
             return False
-    if kind == "string" and len(value) > schema.get("maxLength", len(value)):
-        return False
+    if kind == "string":
+        if len(value) > schema.get("maxLength", len(value)):
+            return False
+        if "pattern" in schema and not re.search(schema["pattern"], value):
+            return False
     if kind == "array":
         if not schema.get("minItems", 0) <= len(value) <= schema.get("maxItems", len(value)):
             return False
@@ -188,7 +189,7 @@ def read_parameters(body: dict, errors: dict, unsupported: dict, *, offers_tools
         if not conforms(value, parameter.schema):
             errors[parameter.name] = [str(_("Give %(what)s.")) % {"what": _expected(parameter.schema)}]
             continue
-        if parameter.refuses is not None and parameter.refuses(value):
+        if parameter.accepts is not None and not conforms(value, parameter.accepts):
             unsupported[parameter.name] = [str(parameter.refusal)]
             continue
         if parameter.name in OWN_ARGUMENTS:
@@ -215,7 +216,7 @@ def request_schema(messages: dict, tools: dict, extension: dict, model: dict) ->
     """The OpenAPI schema of the request body: these rows plus the members POST completions reads."""
     properties = {"model": model, "messages": messages, "tools": {**tools, "nullable": True}}
     for parameter in PARAMETERS:
-        schema = {**parameter.schema, "nullable": True}
+        schema = {**parameter.published, "nullable": True}
         if parameter.description:
             schema["description"] = parameter.description
         properties[parameter.name] = schema
