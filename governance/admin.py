@@ -23,6 +23,7 @@ from simple_history.admin import SimpleHistoryAdmin
 from governance import links, writes
 from governance.models import (LINK_FIELDS, Configuration, Consumer, FallbackLink, GovernanceEvent, JudgeLink,
                                Provider, Task, normalise_tags)
+from governance.models import GRANTABLE_KINDS
 from governance.permissions import admin_only_fields, field_label, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
@@ -506,6 +507,30 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
 # --- Consumers ------------------------------------------------------------------
 
 
+class ConsumerForm(forms.ModelForm):
+    """The kinds a consumer may state, as boxes: the free kinds are always allowed, so only the kinds
+    that need a grant are offered (SPEC §3)."""
+
+    kinds = forms.MultipleChoiceField(
+        label=_("kinds"), required=False, widget=forms.CheckboxSelectMultiple,
+        choices=[(kind, kind) for kind in GRANTABLE_KINDS],
+        help_text=_("Kinds this consumer may state besides completion, queued_task and field_fill (always "
+                    "allowed). internal is searched for forbidden terms only and never judged; "
+                    "image_description is never asked for required terms."))
+
+    class Meta:
+        model = Consumer
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "kinds" in self.fields and self.instance.pk:
+            self.initial["kinds"] = [k for k in (self.instance.kinds or ()) if k in GRANTABLE_KINDS]
+
+    def clean_kinds(self):
+        return ["completion", *(k for k in GRANTABLE_KINDS if k in self.cleaned_data.get("kinds", ()))]
+
+
 @admin.register(Consumer)
 class ConsumerAdmin(admin.ModelAdmin):
     """API consumers. Tokens are issued on the command line; only administrators change a consumer."""
@@ -515,10 +540,12 @@ class ConsumerAdmin(admin.ModelAdmin):
     list_filter = ("is_admin", ("revoked_at", admin.EmptyFieldListFilter), "configurations")
     search_fields = ("name", "token_prefix")
     ordering = ("name",)
-    fields = ("name", "token_prefix", "is_admin", "configurations", "throttle_rate", "created_at", "revoked_at")
+    fields = ("name", "token_prefix", "is_admin", "configurations", "kinds", "throttle_rate", "created_at",
+              "revoked_at")
     readonly_fields = ("token_prefix", "created_at", "revoked_at")
     filter_horizontal = ("configurations",)
     actions = ["revoke"]
+    form = ConsumerForm
 
     def get_queryset(self, request):
         return super().get_queryset(request).prefetch_related("configurations")

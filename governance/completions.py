@@ -235,7 +235,7 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                    timeout_cap: float | None):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
     from governance import provider_failures
-    from judging.llm import ProviderError
+    from judging.llm import ProviderError, UnsupportedParameters
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
     errors = []
@@ -260,6 +260,8 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                 continue  # a fallback over its own cap is skipped
             try:
                 reply = ask(candidate, model_target(candidate, left))
+            except UnsupportedParameters as exc:  # a fallback on a route that does not take them
+                raise _unsupported(exc) from exc
             except ProviderError as exc:
                 failure = provider_failures.facts(candidate, exc)
                 logger.warning("provider call failed for %s: %s", candidate.identifier,
@@ -310,6 +312,7 @@ class PreparedCall:
 
 def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, correlation_id: str) -> PreparedCall:
     """Resolve and authorise a completion request; refuse it when over budget (before any provider)."""
+    services.require_kind(consumer, data.get("kind", "completion"))
     configuration, also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
     if configuration.provider.kind == "decision":
         # A decision model answers questions and writes no text (SPEC §6.4): never a chat call.
@@ -327,6 +330,26 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
         actor=actor, reader_language=reader_language, correlation_id=correlation_id,
         policy_version=services.policy_version_of([configuration, *also]), options=options,
     )
+
+
+def check_client_parameters(call: PreparedCall) -> None:
+    """Refuse, before any provider is asked, a client parameter the configuration's route does not take
+    (SPEC §11.5: passed on or refused with 400 naming it, never dropped)."""
+    from judging.llm import UnsupportedParameters, check_parameters
+
+    names = list(call.options.get("client_parameters") or ())
+    if not names:
+        return
+    try:
+        check_parameters(model_target(call.configuration), names)
+    except UnsupportedParameters as exc:
+        raise _unsupported(exc) from exc
+
+
+def _unsupported(exc) -> BadInput:
+    message = _("The provider of this configuration does not take this parameter.")
+    return BadInput(_("The request asks for what Gavel does not support."), code="unsupported_parameter",
+                    fields={name: [message] for name in exc.names})
 
 
 def _completion_info(reply, served: Configuration, escalated_from: str | None = None) -> dict:
@@ -360,9 +383,8 @@ def sse(event: str, data: dict) -> str:
 
 
 def holds_stream(facts: CallFacts) -> bool:
-    """Held when a term list applies or the effective rule mode is block; never in a tool run."""
-    if facts.offers_tools:
-        return False
+    """Held when a term list applies or the effective rule mode is block — in a run that offers tools
+    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2)."""
     from termlists.guardrail import lists_apply
 
     return facts.strictest_mode == "block" or lists_apply(facts)
@@ -375,7 +397,7 @@ def open_stream(call: PreparedCall):
     returns (handle, iterator, first chunk, serving configuration, usage day).
     """
     from governance import provider_failures
-    from judging.llm import ProviderError, stream
+    from judging.llm import ProviderError, UnsupportedParameters, stream
 
     errors, failures = [], []
 
@@ -395,6 +417,8 @@ def open_stream(call: PreparedCall):
                             **sampling(candidate, call.options))
             iterator = iter(handle)
             first = next(iterator, None)
+        except UnsupportedParameters as exc:
+            raise _unsupported(exc) from exc
         except ProviderError as exc:
             _count_failure(candidate, day)
             errors.append(exc)
@@ -417,7 +441,21 @@ def stream_events(call: PreparedCall, opened=None):
         yield sse(name, data)
 
 
-def stream_steps(call: PreparedCall, opened=None):
+def planned_steps(call: PreparedCall, opened):
+    """(steps, done) of an opened stream. A held stream sends nothing before its verdict (SPEC §8.1), so
+    it is screened here, before the response starts, and `done` (its last step's data) lets the
+    response's headers carry the outcome (§11.1); a live stream's steps are a generator, `done` None."""
+    served = opened[3]
+    # The same facts decide the hold and are screened, so the term lists' scope is read once.
+    facts = call.facts(served.provider)
+    steps = stream_steps(call, opened, facts)
+    if not holds_stream(facts):
+        return steps, None
+    steps = list(steps)
+    return steps, steps[-1][1]
+
+
+def stream_steps(call: PreparedCall, opened=None, facts=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
     every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
     from governance.escalation import screen_generated
@@ -426,7 +464,7 @@ def stream_steps(call: PreparedCall, opened=None):
 
     handle, iterator, first, served, day = opened or open_stream(call)
     # The same facts decide the hold and are screened, so the term lists' scope is read once.
-    facts = call.facts(served.provider)
+    facts = facts or call.facts(served.provider)
     held = holds_stream(facts)
     redactor = StreamRedactor()
     parts: list[str] = []
@@ -481,8 +519,8 @@ def stream_steps(call: PreparedCall, opened=None):
         if body["hints"]:
             yield "hints", {"hints": body["hints"]}
         if screening.block is not None:
-            # A live stream that is stopped at the end (a tool run whose write was
-            # refused): its proposed tool calls are not returned, and it says so.
+            # A live stream that is stopped at the end: its proposed tool calls are
+            # not returned, and it says so.
             yield "blocked", {"block": body["block"]}
     yield "done", body
 

@@ -33,7 +33,12 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
 
 def is_json_path(path: str) -> bool:
     """Paths whose every answer, errors included, is JSON (SPEC §11.1, §11.5)."""
-    return path.startswith(("/api/", "/healthz", "/openai/"))
+    return path.startswith(("/api/", "/healthz", "/openai/", "/v1/"))
+
+
+def is_gateway_path(path: str) -> bool:
+    """The OpenAI-compatible gateway, at /openai/v1/ and at /v1/ (SPEC §11.5): OpenAI's error body."""
+    return path.startswith(("/openai/", "/v1/"))
 
 
 def error_response(status: int, path: str = "") -> JsonResponse:
@@ -41,7 +46,7 @@ def error_response(status: int, path: str = "") -> JsonResponse:
     fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
     code, message = HTTP_ERRORS.get(status, fallback)
     body = error_body(code, message)
-    if path.startswith("/openai/"):
+    if is_gateway_path(path):
         body = openai_error(status, body["error"])
     response = JsonResponse(body, status=status)
     if status == 503:

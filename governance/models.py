@@ -418,6 +418,15 @@ class ConsumerQuerySet(models.QuerySet):
         return self.filter(revoked_at__isnull=True).update(revoked_at=timezone.now())
 
 
+# Call kinds a consumer states freely; the others only when its record grants them (SPEC §3).
+FREE_KINDS = ("completion", "queued_task", "field_fill")
+GRANTABLE_KINDS = ("internal", "image_description")
+
+
+def default_consumer_kinds() -> list:
+    return ["completion"]
+
+
 class Consumer(models.Model):
     """A system that calls the REST API with a token. Only the token's hash is stored."""
 
@@ -448,6 +457,12 @@ class Consumer(models.Model):
                     "5000/day; more are refused (429). Blank uses GAVEL_THROTTLE_RATE."),
         validators=[RegexValidator(THROTTLE_RATE_RE, _("Give a rate such as 120/min or 5000/day."))],
     )
+    kinds = models.JSONField(
+        _("kinds"), default=default_consumer_kinds, blank=True,
+        help_text=_("The call kinds this consumer may state. completion, queued_task and field_fill are always "
+                    "allowed; internal (searched for forbidden terms only, never judged) and image_description "
+                    "(never asked for required terms) must be granted here, else a call stating them is refused "
+                    "(403 kind_not_granted)."))
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False,
                                       help_text=_("When the consumer was created."))
     revoked_at = models.DateTimeField(
@@ -489,6 +504,11 @@ class Consumer(models.Model):
     @property
     def is_active(self) -> bool:
         return self.revoked_at is None
+
+    def may_state(self, kind: str) -> bool:
+        """Whether a call of this consumer may state `kind` (SPEC §3): the free kinds always, the others
+        only when granted."""
+        return kind in FREE_KINDS or kind in (self.kinds or ())
 
 
 class GovernanceEvent(models.Model):

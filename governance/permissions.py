@@ -16,6 +16,7 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "judge_cache_seconds",
     ),
     "governance.provider": ("route", "api_base", "api_key_env", "trust_zone"),
+    "governance.consumer": ("kinds",),
 }
 
 

@@ -161,11 +161,6 @@ class Screening:
         )
 
     # --- what the text is, for each check (SPEC §3, §5.3, §8.2) ---
-    @property
-    def answer_is_screened(self) -> bool:
-        """In a run that offers tools the answer is conversation, not output."""
-        return not self.facts.offers_tools
-
     def screened_tool_calls(self) -> list[tuple[int, ToolCall]]:
         calls = list(enumerate(self.output.tool_calls))
         if self.facts.offers_tools:
@@ -193,9 +188,7 @@ class Screening:
 
     def answer_texts(self) -> list[str]:
         """The answer as delivered and, for JSON, as its decoded strings, keys included (so `\\u004b`
-        hides nothing, in a value or in a key)."""
-        if not self.answer_is_screened:
-            return []
+        hides nothing, in a value or in a key). Offering a tool never takes the answer out (SPEC §8.2)."""
         texts = [self.output.text]
         if self.output.format == "json":
             try:
@@ -205,8 +198,9 @@ class Screening:
         return texts
 
     def finished_answer(self) -> str | None:
-        """The answer when it is finished text (SPEC §3); JSON counts by its strings."""
-        if not self.answer_is_screened or self.facts.kind in ("image_description", "internal"):
+        """The answer when it is finished text (SPEC §3); JSON counts by its strings. The answer of a
+        run that offers tools is screened but never finished text: no required terms are demanded."""
+        if self.facts.offers_tools or self.facts.kind in ("image_description", "internal"):
             return None
         text = self.answer_json_text if self.output.format == "json" else self.output.text
         if text is None:
@@ -216,19 +210,17 @@ class Screening:
     def judged_text(self) -> str | None:
         """What a rule set judges (SPEC §6.8): finished text only, once per response.
 
-        In a run that offers tools, the joined string arguments of its non-read
-        calls; in any other call the answer (JSON by its strings) together with
-        every tool call's arguments — screened whole (SPEC §8.2). The 30-word
-        floor applies to what is judged.
+        The answer (JSON by its strings) together with the string arguments of
+        every screened tool call: in a run that offers tools those are the calls
+        not declared as reads, in any other call all of them (SPEC §8.2). Offering
+        a tool never takes the answer out of what is judged. The 30-word floor
+        applies to what is judged.
         """
         if self.facts.kind in ("internal", "image_description"):
             return None
         arguments = [value for _, _, value in self.tool_argument_texts()]
-        if self.facts.offers_tools:
-            parts = arguments
-        else:
-            answer = self.answer_json_text if self.output.format == "json" else self.output.text
-            parts = [p for p in [answer or "", *arguments] if p]
+        answer = self.answer_json_text if self.output.format == "json" else self.output.text
+        parts = [p for p in [answer or "", *arguments] if p]
         joined = "\n".join(parts)
         return joined if textlib.is_finished_text(joined) else None
 

@@ -6,8 +6,18 @@ from django.db import connection
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
-from governance.models import Configuration, Consumer, PolicyVersion, Provider
+from governance.models import GRANTABLE_KINDS, Configuration, Consumer, PolicyVersion, Provider
 from governance.screening import CallFacts, Output, ToolCall, run_pipeline
+
+
+def require_kind(consumer: Consumer | None, kind) -> None:
+    """Refuse a kind the consumer's record does not grant (SPEC §3), before anything runs: 403
+    `kind_not_granted`. The free kinds need no grant; an unknown kind is left to the request's check."""
+    if consumer is None or kind not in GRANTABLE_KINDS or consumer.may_state(kind):
+        return
+    message = _("This consumer may not state the kind %(kind)s: an administrator grants it "
+                "(create_consumer --kinds, or the consumer's page in the admin).") % {"kind": kind}
+    raise NotGranted(message, code="kind_not_granted", fields={"kind": [message]})
 
 
 def resolve_configurations(identifier: str | None, also: list[str], consumer: Consumer | None):
@@ -113,6 +123,7 @@ def resolve_provider(name: str | None) -> Provider | None:
 
 def screen(data: dict, *, consumer: Consumer | None, actor: str, reader_language: str | None, correlation_id=None):
     """Screen a caller's output under the policy; return (screening, policy_version)."""
+    require_kind(consumer, data.get("kind", "completion"))
     configuration, also = resolve_configurations(data.get("configuration"), data.get("also") or [], consumer)
     facts = CallFacts(
         configuration=configuration,

@@ -36,6 +36,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.openai.urls", "openai"))),
+    # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
+    path("v1/", include(("governance.openai.urls", "openai-v1"))),
     path("review/", include("governance.review.urls")),
     # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),

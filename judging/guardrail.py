@@ -182,21 +182,19 @@ def _place(screening, finding: Finding, judged_text: str) -> dict:
 
     Offsets are code points into the returned text (SPEC §11.1): the judged text's own when
     the two are the same, else where the passage (the verbatim slice of the judged text)
-    occurs verbatim in it. A passage the text does not hold (and every passage of a tool run,
-    whose answer is not judged) is looked for in the screened tool arguments: a hint on a tool
-    call names the call and the argument. Null when neither holds it (inside a JSON escape,
+    occurs verbatim in it. A passage the text does not hold is looked for in the screened tool
+    arguments: a hint on a tool call names the call and the argument. Null when neither holds it (inside a JSON escape,
     say). Never a match white space and case aside: `text[start:end]` is always exactly the passage.
     """
     if finding.passage is None:
         return {"start": None, "end": None}
-    if not screening.facts.offers_tools:
-        # The answer (judged together with any tool arguments) is where a reader looks first.
-        returned = screening.output.text
-        if returned == judged_text and finding.start is not None:
-            return {"start": finding.start, "end": finding.end}
-        at = returned.find(finding.passage)
-        if at >= 0:
-            return {"start": at, "end": at + len(finding.passage)}
+    # The answer (judged together with any tool arguments) is where a reader looks first.
+    returned = screening.output.text
+    if returned == judged_text and finding.start is not None:
+        return {"start": finding.start, "end": finding.end}
+    at = returned.find(finding.passage)
+    if at >= 0:
+        return {"start": at, "end": at + len(finding.passage)}
     for index, path, value in screening.tool_argument_texts():
         if finding.passage in value or find_passage(finding.passage, value):
             return {"tool_call": index, "argument": path, "start": None, "end": None}

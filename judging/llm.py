@@ -95,6 +95,15 @@ class DecisionReply:
     latency_ms: float = 0.0
 
 
+class UnsupportedParameters(ValueError):
+    """The provider's route does not take these client parameters (litellm's list for the route):
+    the caller is told, never left to a silent drop or a provider's refusal."""
+
+    def __init__(self, names: Sequence[str]) -> None:
+        super().__init__(", ".join(names))
+        self.names = list(names)
+
+
 class ProviderError(Exception):
     """A call that did not produce an answer.
 
@@ -250,6 +259,7 @@ def _call_kwargs(
     tools: Sequence[Mapping[str, Any]] | None,
     tool_choice: str | Mapping[str, Any] | None = None,
     user: str | None = None,
+    client_parameters: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     kwargs: dict[str, Any] = {
         "model": model_string(target),
@@ -283,7 +293,36 @@ def _call_kwargs(
             # litellm sends `user` only for OpenAI's own catalogue models; SPEC §11.5 passes it on to
             # every OpenAI-compatible provider, so it goes in the body as well.
             kwargs["extra_body"] = {"user": user}
+    if client_parameters:
+        # What an outside client asked for (the OpenAI gateway: stop, seed, penalties, …), as sent.
+        kwargs.update(_client_parameters(target, client_parameters))
     return kwargs
+
+
+# Parameters the gateway passes on that litellm handles itself on every route (see _call_kwargs).
+_HANDLED = frozenset({"user", "temperature", "max_tokens"})
+
+
+def check_parameters(target: ModelTarget, names: Sequence[str]) -> None:
+    """Raise UnsupportedParameters for the client parameters litellm does not send to the target's
+    route: a parameter that changes the answer reaches the provider or is refused, never dropped."""
+    if target.route == DEMO_ROUTE:
+        return
+    litellm = _litellm()
+    try:
+        supported = set(litellm.get_supported_openai_params(model=target.model, custom_llm_provider=target.route)
+                        or ())
+    except Exception:  # an unknown route: nothing is known to be sent
+        supported = set()
+    missing = [name for name in names if name not in supported and name not in _HANDLED]
+    if missing:
+        raise UnsupportedParameters(missing)
+
+
+def _client_parameters(target: ModelTarget, parameters: Mapping[str, Any]) -> dict[str, Any]:
+    """The client's parameters as litellm's keyword arguments, checked first (check_parameters)."""
+    check_parameters(target, list(parameters))
+    return {name: (dict(value) if isinstance(value, Mapping) else value) for name, value in parameters.items()}
 
 
 # A provider with this route is answered by litellm's mock_response, never by a model: the demo
@@ -309,12 +348,14 @@ def complete(
     tools: Sequence[Mapping[str, Any]] | None = None,
     tool_choice: str | Mapping[str, Any] | None = None,
     user: str | None = None,
+    client_parameters: Mapping[str, Any] | None = None,
 ) -> ModelReply:
     """Ask the target once and return the whole answer; raise ``ProviderError``."""
     _require_key(target)
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
-    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
+    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user,
+                          client_parameters)
     started = time.monotonic()
     try:
         response = litellm.completion(**kwargs)
@@ -352,6 +393,7 @@ def stream(
     tools: Sequence[Mapping[str, Any]] | None = None,
     tool_choice: str | Mapping[str, Any] | None = None,
     user: str | None = None,
+    client_parameters: Mapping[str, Any] | None = None,
 ) -> StreamHandle:
     """Open a streamed answer.
 
@@ -364,7 +406,8 @@ def stream(
     _require_key(target)
     litellm = _litellm()
     _ensure_model_known(litellm, target, "chat")
-    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user)
+    kwargs = _call_kwargs(target, messages, temperature, max_tokens, response_format, tools, tool_choice, user,
+                          client_parameters)
     kwargs["stream"] = True
     if _supports_stream_usage(litellm, target):
         kwargs["stream_options"] = {"include_usage": True}

@@ -310,13 +310,13 @@ def _place(screening, verdict: patterns.Verdict, judged_text: str) -> dict:
     passage = verdict.passage
     if not passage:
         return {"start": None, "end": None}
-    if not screening.facts.offers_tools:
-        returned = screening.output.text
-        if returned == judged_text and verdict.start is not None:
-            return {"start": verdict.start, "end": verdict.end}
-        at = returned.find(passage)
-        if at >= 0:
-            return {"start": at, "end": at + len(passage)}
+    # The answer is judged in every run (SPEC §8.2).
+    returned = screening.output.text
+    if returned == judged_text and verdict.start is not None:
+        return {"start": verdict.start, "end": verdict.end}
+    at = returned.find(passage)
+    if at >= 0:
+        return {"start": at, "end": at + len(passage)}
     for index, path, value in screening.tool_argument_texts():
         if passage in value:
             return {"tool_call": index, "argument": path, "start": None, "end": None}

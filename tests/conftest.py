@@ -44,8 +44,10 @@ def backup(db, provider_server, configuration):
 def make_consumer(db):
     from governance.models import Consumer
 
-    def make(name="consumer", configurations=(), is_admin=False, throttle_rate=""):
+    def make(name="consumer", configurations=(), is_admin=False, throttle_rate="", kinds=None):
         consumer = Consumer(name=name, is_admin=is_admin, throttle_rate=throttle_rate)
+        if kinds is not None:
+            consumer.kinds = ["completion", *kinds]
         token = consumer.issue_token()
         consumer.save()
         consumer.configurations.set(configurations)
@@ -60,6 +62,19 @@ def api(db, configuration, make_consumer):
     from rest_framework.test import APIClient
 
     consumer, token = make_consumer("newsroom-app", [configuration])
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    client.consumer = consumer
+    return client
+
+
+@pytest.fixture
+def granted_api(db, configuration, make_consumer):
+    """An API client whose consumer, granted `newsroom`, may also state the kinds that need a grant
+    (internal, image_description: SPEC §3)."""
+    from rest_framework.test import APIClient
+
+    consumer, token = make_consumer("labeller-app", [configuration], kinds=["internal", "image_description"])
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
     client.consumer = consumer

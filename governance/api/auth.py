@@ -66,7 +66,11 @@ def _consumer_statement(alias: str) -> tuple[str, list[str], list[tuple]]:
     fields = Consumer._meta.concrete_fields
     columns = ", ".join(ops.quote_name(field.column) for field in fields)
     sql = f"SELECT {columns} FROM {ops.quote_name(Consumer._meta.db_table)} WHERE token_hash = %s"  # noqa: S608
-    converters = [(field, ops.get_db_converters(field.get_col(Consumer._meta.db_table))) for field in fields]
+    # The backend's converters, then the field's own (a JSON field such as `kinds` decodes its text).
+    converters = []
+    for field in fields:
+        column = field.get_col(Consumer._meta.db_table)
+        converters.append((field, ops.get_db_converters(column) + column.get_db_converters(connections[alias])))
     return sql, [field.attname for field in fields], converters
 
 

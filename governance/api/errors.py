@@ -46,6 +46,8 @@ def field_messages(detail) -> dict:
             for key, value in node.items():
                 walk(value, f"{path}.{key}" if path else str(key))
         elif isinstance(node, list):
+            if not node:
+                return  # an item without errors, beside one that has them
             if all(not isinstance(item, (dict, list)) for item in node):
                 fields.setdefault(path or "non_field_errors", []).extend(str(item) for item in node)
             else:

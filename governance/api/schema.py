@@ -73,11 +73,18 @@ class MessageScheme(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        from governance.api.serializers import CONTENT_SCHEMA
+
         fields = self.target.fields
         tool_call = auto_schema.resolve_serializer(fields["tool_calls"].child, direction).ref
+        function_call = auto_schema.resolve_serializer(fields["function_call"], direction).ref
         text = {"type": "string", "pattern": NO_NUL}
+        content = {key: value for key, value in CONTENT_SCHEMA.items() if key not in ("nullable", "description")}
         name = auto_schema._map_serializer_field(fields["name"], direction)
         tool_call_id = auto_schema._map_serializer_field(fields["tool_call_id"], direction)
+
+        def nullable(schema):
+            return {"nullable": True, **schema} if "$ref" not in schema else {"nullable": True, "allOf": [schema]}
 
         def message(role, required, **properties):
             # One role per branch. A pattern, not a one-value enum: drf-spectacular's enum hook would merge
@@ -85,13 +92,21 @@ class MessageScheme(OpenApiSerializerExtension):
             return {"type": "object", "required": ["role", *required], "additionalProperties": False,
                     "properties": {"role": {"type": "string", "pattern": f"^{role}$"}, **properties}}
 
-        calls = {"type": "array", "items": tool_call, "minItems": 1}
+        # What an assistant turn may carry besides its content (SDKs send each as null when unset).
+        answer = {"name": name, "tool_calls": nullable({"type": "array", "items": tool_call}),
+                  "function_call": nullable(function_call), "refusal": nullable(text),
+                  "audio": {"type": "object", "nullable": True},
+                  "annotations": {"type": "array", "items": {"type": "object"}, "nullable": True}}
+        # With no content, one of these says what the turn was.
+        instead = {"tool_calls": {"type": "array", "items": tool_call, "minItems": 1},
+                   "function_call": function_call, "refusal": text, "audio": {"type": "object"}}
         return {"anyOf": [
-            message("system", ["content"], content=text, name=name),
-            message("user", ["content"], content=text, name=name),
-            message("assistant", ["content"], content=text, name=name, tool_calls=calls),
-            message("assistant", ["tool_calls"], content={**text, "nullable": True}, name=name, tool_calls=calls),
-            message("tool", ["content", "tool_call_id"], content=text, tool_call_id=tool_call_id),
+            *(message(role, ["content"], content=content, name=name) for role in ("system", "developer", "user")),
+            message("assistant", ["content"], content=content, **answer),
+            *(message("assistant", [key], **{**answer, "content": nullable(content), key: schema})
+              for key, schema in instead.items()),
+            message("tool", ["content", "tool_call_id"], content=content, tool_call_id=tool_call_id, name=name),
+            message("function", ["content", "name"], content=content, name=name),
         ]}
 
 
@@ -153,8 +168,8 @@ class TaskRequestScheme(StrictSerializerScheme):
 
 class OpenAIChatRequestScheme(OpenApiSerializerExtension):
     """POST /openai/v1/chat/completions as governance/openai/serializers.parse_chat_request reads it: the
-    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's own options
-    with the bounds it checks; any other OpenAI key accepted (and not passed on)."""
+    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's parameters from
+    the one table that also checks them (governance/openai/parameters.py); any other key ignored."""
 
     target_class = "governance.openai.serializers.OpenAIChatRequestSerializer"
 
@@ -162,7 +177,8 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
         from governance.api.serializers import CompletionRequestSerializer
-        from governance.openai.serializers import EXTENSION_KEYS, TOOL_CHOICES
+        from governance.openai.parameters import request_schema
+        from governance.openai.serializers import EXTENSION_KEYS
 
         fields = CompletionRequestSerializer().fields
 
@@ -171,36 +187,20 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
             auto_schema._insert_field_validators(fields[name], schema)  # maxLength, pattern, …
             return schema
 
-        def nullable(schema):
-            return {**schema, "nullable": True}
+        return request_schema(
+            messages={**field("messages"), "minItems": 1},
+            tools=field("tools"),
+            extension={"type": "object", "additionalProperties": False,
+                       "properties": {key: field(key) for key in EXTENSION_KEYS},
+                       "description": "Gavel's call facts (optional)."},
+            model={**field("configuration"), "description": "A configuration identifier granted to the token."},
+        )
 
-        named_function = {"type": "object", "required": ["type", "function"], "properties": {
-            "type": {"type": "string", "enum": ["function"]},
-            "function": {"type": "object", "required": ["name"], "properties": {"name": {"type": "string"}}},
-        }}
-        limit = nullable({"type": "integer", "minimum": 1})
-        return {
-            "type": "object",
-            "required": ["model", "messages"],
-            "properties": {
-                "model": {**field("configuration"), "description": "A configuration identifier granted to the token."},
-                "messages": {**field("messages"), "minItems": 1},
-                "tools": nullable(field("tools")),
-                "tool_choice": {"nullable": True, "oneOf": [{"type": "string", "enum": list(TOOL_CHOICES)},
-                                                            named_function]},
-                "stream": nullable({"type": "boolean"}),
-                "temperature": nullable({"type": "number", "minimum": 0, "maximum": 2}),
-                "max_tokens": limit,
-                "max_completion_tokens": limit,
-                "response_format": nullable({"type": "object", "required": ["type"],
-                                             "properties": {"type": {"type": "string"}}}),
-                "user": nullable({"type": "string", "maxLength": 256}),
-                "gavel": nullable({"type": "object", "additionalProperties": False,
-                                   "properties": {key: field(key) for key in EXTENSION_KEYS},
-                                   "description": "Gavel's call facts (optional)."}),
-            },
-            "additionalProperties": True,
-        }
+
+def without_v1_alias(endpoints):
+    """Preprocessing hook: /v1/ answers exactly as /openai/v1/ (for clients that look for <host>/v1/models);
+    the schema documents each operation once, under /openai/v1/."""
+    return [endpoint for endpoint in endpoints if not endpoint[0].startswith("/v1/")]
 
 
 ERROR_REF = {"$ref": "#/components/schemas/Error"}

@@ -174,31 +174,114 @@ class AssistantToolCallSerializer(StrictSerializer):
     function = FunctionCallSerializer()
 
 
-class MessageSerializer(StrictSerializer):
-    """One OpenAI chat message, checked before any provider is asked (a provider would refuse it: a 502)."""
+NO_NUL_STRING = {"type": "string", "pattern": "^[^\\u0000]*$"}
+CONTENT_PART_SCHEMA = {
+    "anyOf": [
+        {"type": "object", "required": ["type", "text"], "additionalProperties": True,
+         "properties": {"type": {"type": "string", "pattern": "^text$"}, "text": NO_NUL_STRING}},
+        {"type": "object", "required": ["type"], "additionalProperties": True,
+         "properties": {"type": {"type": "string", "not": {"pattern": "^text$"}}}},
+    ],
+    "description": "A text part ({type: text, text}) is text; other parts (image_url, input_audio, file, …) "
+                   "are passed to the provider as sent.",
+}
+CONTENT_SCHEMA = {
+    "oneOf": [NO_NUL_STRING, {"type": "array", "items": CONTENT_PART_SCHEMA}],
+    "nullable": True,
+    "description": "A string, a list of content parts, or null (an assistant turn with tool calls, a function "
+                   "call or a refusal).",
+}
 
-    role = Choice(choices=["system", "user", "assistant", "tool"])
-    content = String(required=False, allow_blank=True, trim_whitespace=False, allow_null=True)
+
+@extend_schema_field(CONTENT_SCHEMA)
+class Content(serializers.Field):
+    """A message's content as the Chat Completions API takes it: a string, null, or a list of parts.
+    A text part needs its text; any other part (an image, audio, a file) is passed on as sent."""
+
+    def __init__(self, **kwargs):
+        kwargs.setdefault("required", False)
+        kwargs.setdefault("allow_null", True)
+        super().__init__(**kwargs)
+
+    def to_internal_value(self, data):
+        if isinstance(data, str):
+            if "\x00" in data:
+                raise serializers.ValidationError(_("Null characters are not allowed."))
+            return data
+        if not isinstance(data, list):
+            raise serializers.ValidationError(_("Give a string or a list of content parts."))
+        errors = []
+        for part in data:
+            if not isinstance(part, dict) or not isinstance(part.get("type"), str):
+                errors.append([_("Give a content part: an object with a type.")])
+            elif part["type"] == "text" and not isinstance(part.get("text"), str):
+                errors.append([_("A text part holds its text as a string.")])
+            elif part["type"] == "text" and "\x00" in part["text"]:
+                errors.append([_("Null characters are not allowed.")])
+            else:
+                errors.append([])
+        if any(errors):
+            raise serializers.ValidationError(errors)
+        return [dict(part) for part in data]
+
+    def to_representation(self, value):
+        return value
+
+
+@extend_schema_field({"type": "object", "nullable": True, "additionalProperties": True})
+class AnyObject(serializers.DictField):
+    pass
+
+
+class MessageSerializer(StrictSerializer):
+    """One Chat Completions message, checked before any provider is asked (a provider would refuse it: a
+    502). Every message the API accepts is accepted, every assistant message Gavel returned included (a
+    blocked one: content null and a refusal), so a client's standard tool loop works."""
+
+    role = Choice(choices=["system", "developer", "user", "assistant", "tool", "function"])
+    content = Content()
     name = String(required=False, max_length=200)
     tool_call_id = String(required=False, max_length=200)
-    tool_calls = AssistantToolCallSerializer(many=True, required=False, allow_empty=False)
+    tool_calls = AssistantToolCallSerializer(many=True, required=False, allow_null=True)
+    function_call = FunctionCallSerializer(required=False, allow_null=True)
+    refusal = String(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
+    audio = AnyObject(required=False, allow_null=True)
+    annotations = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True)
+
+    ASSISTANT_ONLY = ("tool_calls", "function_call", "refusal", "audio", "annotations")
 
     def validate(self, attrs):
         role = attrs["role"]
         errors = {}
-        if attrs.get("content") is None and not (role == "assistant" and attrs.get("tool_calls")):
-            errors["content"] = [_("Give the content (only an assistant message with tool_calls may omit it).")]
-        if "tool_calls" in attrs and role != "assistant":
-            errors["tool_calls"] = [_("Only an assistant message has tool_calls.")]
+        given = {name for name in self.ASSISTANT_ONLY if attrs.get(name) not in (None, [])}
+        if attrs.get("content") is None and not (role == "assistant" and given & {"tool_calls", "function_call",
+                                                                                  "refusal", "audio"}):
+            errors["content"] = [_("Give the content (only an assistant message with tool_calls, a function_call "
+                                   "or a refusal may omit it).")]
+        if role != "assistant":
+            for name in self.ASSISTANT_ONLY:
+                if name in attrs:
+                    errors[name] = [_("Only an assistant message has %(field)s.") % {"field": name}]
         if role == "tool" and not attrs.get("tool_call_id"):
             errors["tool_call_id"] = [_("A tool message names the tool_call_id it answers.")]
         if role != "tool" and "tool_call_id" in attrs:
             errors["tool_call_id"] = [_("Only a tool message has a tool_call_id.")]
-        if role == "tool" and "name" in attrs:
-            errors["name"] = [_("A tool message has no name.")]
+        if role == "function" and not attrs.get("name"):
+            errors["name"] = [_("A function message names the function it answers.")]
         if errors:
             raise serializers.ValidationError(errors)
-        return attrs
+        return provider_message(attrs)
+
+
+def provider_message(attrs: dict) -> dict:
+    """The message as the provider is sent it: the members that only describe an earlier answer
+    (annotations) or say nothing (null, an empty list) left out; the rest as given."""
+    message = {}
+    for name, value in attrs.items():
+        if name == "annotations" or (value is None and name != "content") or (name == "tool_calls" and not value):
+            continue
+        message[name] = value
+    return message
 
 
 # What the server checks of a tool definition, no more: OpenAI's other keys are passed on as given.

@@ -79,6 +79,15 @@ class GavelAPIView(APIView):
         response["X-Gavel-Policy-Version"] = str(version)
         return response
 
+    @staticmethod
+    def with_outcome(response, body: dict | None):
+        """The result in headers too (SPEC §11.1), for clients that drop unknown body members: on every
+        answer that is not a live stream (`body` None)."""
+        if body is not None:
+            response["X-Gavel-Outcome"] = body["outcome"]
+            response["X-Gavel-Screening"] = body["id"]
+        return response
+
 
 # Swagger's first "Execute" sends these: each is a valid request for the demo policy (`manage.py seed_demo`).
 # demo-writer is answered by litellm's mock_response, so the completion and the task need no model server.
@@ -102,7 +111,8 @@ class ScreeningsView(GavelAPIView):
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.request_id,
         )
-        return self.with_policy_version(Response(screening.as_response(version)), version)
+        body = screening.as_response(version)
+        return self.with_outcome(self.with_policy_version(Response(body), version), body)
 
 
 class CompletionsView(GavelAPIView):
@@ -128,13 +138,15 @@ class CompletionsView(GavelAPIView):
         )
         if data.get("stream"):
             # Open before answering, so an error before the first chunk is an ordinary JSON error.
-            opened = completions.open_stream(call)
-            response = StreamingHttpResponse(completions.stream_events(call, opened), content_type="text/event-stream")
+            steps, done = completions.planned_steps(call, completions.open_stream(call))
+            events = (completions.sse(name, step) for name, step in steps)
+            response = StreamingHttpResponse(events, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
-            response = Response(completions.run(call))
-        return self.with_policy_version(response, call.policy_version)
+            done = completions.run(call)
+            response = Response(done)
+        return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
 
 
 class EventsView(GavelAPIView):
@@ -350,6 +362,10 @@ class TasksView(GavelAPIView):
         description="Validated like a completion before anything is queued; a worker generates and screens it.",
     )
     def post(self, request):
+        # A kind the consumer was not granted is refused as on every other path (403), before the
+        # request's own check says a task is a queued_task or a field_fill.
+        if isinstance(request.data, dict):
+            services.require_kind(request.user, request.data.get("kind"))
         data = self.parsed(serializers.TaskRequestSerializer, request)
         task = queue.submit(data, consumer=request.user, actor=f"consumer:{request.user.name}",
                             correlation_id=request.request_id)

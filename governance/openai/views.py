@@ -91,15 +91,16 @@ class ChatCompletionsView(OpenAIView):
             reader_language=reader_language(request), correlation_id=request.request_id,
         )
         call.options.update(options)
+        completions.check_client_parameters(call)
         model, created = data["configuration"], int(time.time())
         if stream:
             # Opened before answering, so an error before the first chunk is an ordinary error response.
-            opened = completions.open_stream(call)
-            chunks = translate.chunk_stream(completions.stream_steps(call, opened), correlation_id=call.correlation_id,
-                                            model=model, created=created)
+            steps, done = completions.planned_steps(call, completions.open_stream(call))
+            chunks = translate.chunk_stream(steps, correlation_id=call.correlation_id, model=model, created=created)
             response = StreamingHttpResponse(chunks, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
-            response = Response(translate.chat_completion(completions.run(call), model=model, created=created))
-        return self.with_policy_version(response, call.policy_version)
+            done = completions.run(call)
+            response = Response(translate.chat_completion(done, model=model, created=created))
+        return self.with_outcome(self.with_policy_version(response, call.policy_version), done)

@@ -128,12 +128,23 @@ def test_superuser_sees_admin_only_fields_as_inputs(superuser_client, desk):
 
 
 # Fields that are not admin-only, so a policy editor gets them as inputs (a provider has no `model`).
-EDITABLE_INPUTS = {"governance.configuration": ("model", "timeout"), "governance.provider": ("name", "timeout")}
+# A consumer is changed by administrators only: a policy editor reads it, every field read-only.
+EDITABLE_INPUTS = {"governance.configuration": ("model", "timeout"), "governance.provider": ("name", "timeout"),
+                   "governance.consumer": ()}
+
+
+def record_of(model_label, desk):
+    if model_label == "governance.consumer":
+        consumer = Consumer(name="kinds-reader")
+        consumer.issue_token()
+        consumer.save()
+        return consumer
+    return desk if model_label == "governance.configuration" else desk.provider
 
 
 @pytest.mark.parametrize("model_label", sorted(ADMIN_ONLY_FIELDS))
 def test_policy_editor_sees_admin_only_fields_read_only(editor_client, desk, model_label):
-    record = desk if model_label == "governance.configuration" else desk.provider
+    record = record_of(model_label, desk)
     html = editor_client.get(change_url(record)).content.decode()
     # The page is a form the editor may use: the record's ordinary fields are inputs.
     for name in EDITABLE_INPUTS[model_label]:
@@ -444,3 +455,25 @@ def test_put_policy_refuses_a_yaml_document_too(api):
 
 def test_get_policy_refuses_a_consumer_that_is_not_an_administrator(api):
     assert_forbidden(api.get("/api/v1/policy"))
+
+
+# --- Consumer.kinds (SPEC §3): granted by an administrator only ----------------------------------------
+
+def test_a_superuser_grants_kinds_in_the_admin_and_a_forged_post_of_an_editor_is_refused(
+        superuser_client, editor_client, desk):
+    consumer = Consumer(name="labeller")
+    consumer.issue_token()
+    consumer.save()
+    assert consumer.kinds == ["completion"]
+    html = superuser_client.get(change_url(consumer)).content.decode()
+    assert 'name="kinds" value="internal"' in html and 'name="kinds" value="image_description"' in html
+    post = {"name": "labeller", "configurations": [desk.pk], "kinds": ["internal"], "throttle_rate": "",
+            "_save": "Save"}
+    forged = editor_client.post(change_url(consumer), post)
+    assert forged.status_code == 403
+    assert Consumer.objects.get(pk=consumer.pk).kinds == ["completion"]
+    response = superuser_client.post(change_url(consumer), post)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert Consumer.objects.get(pk=consumer.pk).kinds == ["completion", "internal"]
+    superuser_client.post(change_url(consumer), {**post, "kinds": []})
+    assert Consumer.objects.get(pk=consumer.pk).kinds == ["completion"]

@@ -239,9 +239,10 @@ def test_tool_arguments_are_judged_when_no_tools_were_offered(api, configuration
     assert {"check": "rules_judge", "result": "passed"} in body["checks"]
 
 
-def test_an_image_description_is_never_judged_even_in_a_tool_run(api, configuration, provider, provider_server):
+def test_an_image_description_is_never_judged_even_in_a_tool_run(granted_api, configuration, provider,
+                                                                 provider_server):
     _judged_configuration(configuration, provider)
-    body = screen(api, text="x", kind="image_description", offers_tools=True, tool_calls=[
+    body = screen(granted_api, text="x", kind="image_description", offers_tools=True, tool_calls=[
         {"name": "save_page", "arguments": {"body": " ".join(["word"] * 40)}}]).json()
     assert provider_server.chat_requests == []
     assert {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"} in body["checks"]

@@ -132,15 +132,20 @@ def test_the_configuration_replaces_the_clients_temperature_and_caps_its_max_tok
     assert sent == [(1.5, 500), (0.2, 50), (0.2, 20)]
 
 
-def test_response_format_and_user_reach_the_provider_and_other_parameters_do_not(client, provider_server):
-    """SPEC §11.5: `response_format` and `user` are passed on; other OpenAI parameters are accepted
-    and not passed on."""
+def test_every_answer_changing_parameter_reaches_the_provider(client, provider_server):
+    """SPEC §11.5: what changes the answer is passed on (formerly `seed`, `stop` and the penalties were
+    accepted and dropped)."""
     provider_server.script([{"text": '{"headline": "Harbour"}'}])
-    answer = ask(client, response_format={"type": "json_object"}, user="desk-7", presence_penalty=0.5, seed=3)
+    sent_parameters = {
+        "response_format": {"type": "json_object"}, "user": "desk-7", "presence_penalty": 0.5,
+        "frequency_penalty": -0.5, "seed": 3, "stop": ["END", "STOP"], "top_p": 0.9,
+        "logit_bias": {"1734": -100},
+    }
+    answer = ask(client, **sent_parameters)
     assert answer.choices[0].message.content == '{"headline": "Harbour"}'
     sent = provider_server.chat_requests[-1].body
-    assert sent["response_format"] == {"type": "json_object"} and sent["user"] == "desk-7"
-    assert "presence_penalty" not in sent and "seed" not in sent
+    for name, value in sent_parameters.items():
+        assert sent[name] == value, name
 
 
 def test_hints_are_read_from_the_gavel_member(client, provider_server, rules):

@@ -212,7 +212,7 @@ def test_too_long_blocks_in_block_mode(api, submit, eager, provider_server, conf
 @pytest.mark.parametrize("body, field", [
     ({"kind": "queued_task", "configuration": "newsroom"}, "instruction"),
     (task_body(messages=[{"role": "user", "content": "x"}]), "messages"),
-    (task_body(kind="image_description"), "kind"),
+    (task_body(kind="summary"), "kind"),
     (task_body(surprise=1), "surprise"),
     (field_fill() | {"field": None}, "field"),
     ({**field_fill(), "field": {"record": "page:1"}}, "field.name"),

@@ -427,16 +427,29 @@ def test_no_judge_request_for_a_text_under_30_words(api, ruled, provider_server)
     assert len(judge_requests(provider_server)) == 1
 
 
-def test_in_a_tool_run_the_30_word_floor_applies_to_the_joined_write_arguments(api, ruled, provider_server):
+def test_in_a_tool_run_the_30_word_floor_applies_to_the_answer_and_write_arguments_joined(api, ruled,
+                                                                                        provider_server):
+    # The answer of a tool run is judged with the write arguments (offering a tool never skips it):
+    # one answer word and 28 argument words are 29 words, under the floor.
     words = TEXT.split()
-    calls = [{"name": "save_page", "arguments": {"title": " ".join(words[:10]), "body": " ".join(words[10:29])}}]
+    calls = [{"name": "save_page", "arguments": {"title": " ".join(words[:10]), "body": " ".join(words[10:28])}}]
     body = screen(api, text="Saved.", tool_calls=calls, offers_tools=True)
     assert provider_server.requests == []
     assert rules_check(body) == {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"}
     calls[0]["arguments"]["body"] += " thirty"
     provider_server.script([verdict()])
     screen(api, text="Saved.", tool_calls=calls, offers_tools=True)
-    assert len(judge_requests(provider_server)) == 1
+    (request,) = judge_requests(provider_server)
+    assert "Saved." in request.body["messages"][1]["content"]
+
+
+def test_in_a_tool_run_the_answer_alone_is_judged(api, ruled, provider_server):
+    # A dummy tool offered and never called does not switch the judges off.
+    provider_server.script([verdict()])
+    body = screen(api, offers_tools=True)
+    (request,) = judge_requests(provider_server)
+    assert f"\n{TEXT}\n" in request.body["messages"][1]["content"]
+    assert rules_check(body) == {"check": "rules_judge", "result": "passed"}
 
 
 @pytest.mark.parametrize("kind", ["queued_task", "field_fill"])
@@ -449,8 +462,8 @@ def test_queued_tasks_and_field_fills_are_judged_whole(api, ruled, provider_serv
 
 
 @pytest.mark.parametrize("kind", ["image_description", "internal"])
-def test_no_judge_request_for_kinds_that_are_not_judged(api, ruled, provider_server, kind):
-    body = screen(api, kind=kind)
+def test_no_judge_request_for_kinds_that_are_not_judged(granted_api, ruled, provider_server, kind):
+    body = screen(granted_api, kind=kind)
     assert provider_server.requests == []
     assert rules_check(body)["result"] == "skipped"
 
@@ -727,11 +740,16 @@ def test_without_tools_a_passage_in_a_tool_argument_is_a_hint_on_that_call(api, 
     assert body["text"][in_answer["start"]:in_answer["end"]] == "we ship your order tomorrow"
 
 
-def test_in_a_tool_run_the_answer_text_is_not_judged(api, ruled, provider_server):
-    body = screen(api, offers_tools=True, tool_calls=[{"name": "search", "arguments": {"q": "x"}}],
+def test_in_a_tool_run_the_answer_text_is_judged_and_a_read_s_arguments_are_not(api, ruled, provider_server):
+    # Formerly the answer of a tool run went unjudged; now only the read's arguments are left out.
+    provider_server.script([verdict((1, "Hey buddy"))])
+    body = screen(api, offers_tools=True, tool_calls=[{"name": "search", "arguments": {"q": "xylophonequery"}}],
                   read_tools=["search"])
-    assert provider_server.requests == []
-    assert rules_check(body)["reason"] == "not_finished_text"
+    (request,) = judge_requests(provider_server)
+    assert TEXT in request.body["messages"][1]["content"]
+    assert "xylophonequery" not in request.body["messages"][1]["content"]
+    (hint,) = body["hints"]
+    assert body["text"][hint["start"]:hint["end"]] == "Hey buddy"
 
 
 def test_the_judge_reads_redacted_text(api, ruled, provider_server):

@@ -216,10 +216,10 @@ def test_a_json_answer_is_not_asked_for_required_terms(api, make_list):
 
 
 @pytest.mark.parametrize("kind", ["image_description", "internal"])
-def test_image_descriptions_and_internal_outputs_get_forbidden_terms_only(api, make_list, kind):
+def test_image_descriptions_and_internal_outputs_get_forbidden_terms_only(granted_api, make_list, kind):
     make_list(forbidden="Kunde", required="Impressum")
-    assert screen(api, long_text(), kind=kind)["outcome"] == "allowed"
-    assert screen(api, long_text("Kunde"), kind=kind)["outcome"] == "blocked"
+    assert screen(granted_api, long_text(), kind=kind)["outcome"] == "allowed"
+    assert screen(granted_api, long_text("Kunde"), kind=kind)["outcome"] == "blocked"
 
 
 @pytest.mark.parametrize("kind", ["completion", "queued_task", "field_fill"])
@@ -265,11 +265,22 @@ def test_a_search_for_a_forbidden_term_is_stopped_too(api, make_list):
 
 
 # --- runs that offer tools (SPEC §8.2) ---
-def test_in_a_tool_run_the_answer_is_not_searched(api, make_list):
-    make_list(forbidden="Kunde", required="Impressum")
+def test_in_a_tool_run_the_answer_is_searched_for_forbidden_terms(api, make_list):
+    # Formerly a tool run's answer was not searched at all: a dummy tool switched the list off.
+    make_list(forbidden="Kunde")
+    assert screen(api, long_text("Kunde"))["outcome"] == "blocked"
     body = screen(api, long_text("Kunde"), offers_tools=True)
+    assert body["outcome"] == "blocked"
+    assert "text" not in body and body["block"]["check"] == "term_list"
+
+
+def test_in_a_tool_run_the_answer_is_not_asked_for_required_terms(api, make_list):
+    # Not finished text (SPEC §3): the answer of a tool run is searched, never asked to carry a term.
+    make_list(required="Impressum")
+    assert screen(api, long_text("Hallo"))["outcome"] == "blocked"
+    body = screen(api, long_text("Hallo"), offers_tools=True)
     assert body["outcome"] == "allowed"
-    assert body["text"] == long_text("Kunde")
+    assert body["text"] == long_text("Hallo")
 
 
 def test_in_a_tool_run_write_arguments_are_searched_and_a_block_returns_no_tool_call(api, make_list):
@@ -688,18 +699,22 @@ def test_a_stream_is_held_for_a_list_bound_to_a_site_the_call_does_not_state(
     assert len([name for name, _ in events if name == "delta"]) > 1
 
 
-def test_a_tool_run_stream_is_not_held_and_its_answer_not_searched(api, make_list, provider_server, provider_key):
+def test_a_tool_run_stream_is_held_and_its_answer_searched(api, make_list, provider_server, provider_key):
+    # Formerly a tool run streamed live and its answer went unsearched; now it is held and blocked.
     make_list(forbidden="Kunde")
     chunks = ["Der ", "Kunde ", "fragt."]
     provider_server.script([{"stream_chunks": chunks}])
     tools = [{"type": "function", "function": {"name": "save_page", "parameters": {"type": "object"}}}]
     events = sse_events(complete(api, stream=True, tools=tools))
-    deltas = [data["text"] for name, data in events if name == "delta"]
-    assert len(deltas) > 1
-    assert events[-1][0] == "done" and events[-1][1]["outcome"] == "allowed"
+    assert [name for name, _ in events] == ["blocked", "done"]
+    assert events[-1][1]["outcome"] == "blocked" and "Kunde " not in json.dumps(events[-1][1].get("text", ""))
+    provider_server.script([{"stream_chunks": ["Die ", "Leserin ", "fragt."]}])
+    events = sse_events(complete(api, stream=True, tools=tools))
+    assert [name for name, _ in events] == ["delta", "done"]
+    assert events[0][1]["text"] == "Die Leserin fragt." and events[-1][1]["outcome"] == "allowed"
 
 
-def test_a_tool_run_stream_proposing_a_forbidden_write_ends_blocked_without_tool_calls(
+def test_a_tool_run_stream_proposing_a_forbidden_write_ends_blocked_without_text_or_tool_calls(
     api, make_list, provider_server, provider_key
 ):
     make_list(forbidden="Kunde")
@@ -712,16 +727,15 @@ def test_a_tool_run_stream_proposing_a_forbidden_write_ends_blocked_without_tool
              for name in ("read_page", "save_page")]
     events = sse_events(complete(api, stream=True, tools=tools, read_tools=["read_page"]))
     names = [name for name, _ in events]
-    # The answer is conversation (SPEC §8.2): it streams live; the write's argument is what stops it.
-    assert "".join(data["text"] for name, data in events if name == "delta") == "Saving the page."
-    assert names[-2:] == ["blocked", "done"]
+    # Held (SPEC §8.2): a block withholds the text and the calls alike.
+    assert names == ["blocked", "done"]
     block = events[-2][1]["block"]
     assert block["check"] == "term_list"
     assert block["message"] == "The term list “Brand” does not allow: Kunde. The change was not proposed."
     done = events[-1][1]
     assert done["outcome"] == "blocked"
     assert "tool_calls" not in done and "text" not in done
-    assert "zebracorn" not in json.dumps(events)
+    assert "zebracorn" not in json.dumps(events) and "Saving" not in json.dumps(events)
 
 
 def test_a_held_stream_reads_the_lists_in_scope_once(api, make_list, provider_server, provider_key, monkeypatch):

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
 from django.db import transaction
 
-from governance.models import THROTTLE_RATE_RE, Configuration, Consumer
+from governance.models import FREE_KINDS, GRANTABLE_KINDS, THROTTLE_RATE_RE, Configuration, Consumer
 
 
 def split_names(value: str) -> list[str]:
@@ -30,14 +30,21 @@ class Command(BaseCommand):
                             help="an administrator consumer: may also read the governance log and the policy")
         parser.add_argument("--throttle", default="", metavar="RATE",
                             help="e.g. 120/min; default GAVEL_THROTTLE_RATE")
+        parser.add_argument("--kinds", default="", metavar="K,L",
+                            help="call kinds the consumer may state besides completion, queued_task and "
+                                 "field_fill: internal, image_description")
 
-    def handle(self, *args, name, configurations, admin, throttle, **options):
+    def handle(self, *args, name, configurations, admin, throttle, kinds="", **options):
         try:
             validate_slug(name)
         except ValidationError as exc:
             raise CommandError(f"{name!r} is not a valid consumer name: use letters, digits, - and _.") from exc
         if throttle and not THROTTLE_RATE_RE.match(throttle):
             raise CommandError(f"{throttle!r} is not a rate: give e.g. 120/min or 5000/day.")
+        granted_kinds = split_names(kinds)
+        unknown_kinds = [k for k in granted_kinds if k not in (*FREE_KINDS, *GRANTABLE_KINDS)]
+        if unknown_kinds:
+            raise CommandError(f"Unknown kind: {', '.join(unknown_kinds)} (give {', '.join(GRANTABLE_KINDS)}).")
         identifiers = split_names(configurations)
         if not identifiers and not admin:
             raise CommandError("Name at least one configuration with --configurations (or use --admin).")
@@ -49,7 +56,8 @@ class Command(BaseCommand):
             raise CommandError(f"A consumer named {name} exists already; revoke_consumer it or choose another name.")
 
         with transaction.atomic():
-            consumer = Consumer(name=name, is_admin=admin, throttle_rate=throttle)
+            consumer = Consumer(name=name, is_admin=admin, throttle_rate=throttle,
+                                kinds=["completion", *(k for k in GRANTABLE_KINDS if k in granted_kinds)])
             token = consumer.issue_token()
             consumer.save()
             consumer.configurations.set([found[i] for i in identifiers])
@@ -57,6 +65,8 @@ class Command(BaseCommand):
         kind = "administrator consumer" if admin else "consumer"
         self.stdout.write(f"Created {kind} {name}, granted: {', '.join(identifiers) or '(no configuration)'}.")
         self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
+        extra = [k for k in consumer.kinds if k in GRANTABLE_KINDS]
+        self.stdout.write(f"Kinds granted besides the free ones: {', '.join(extra) or 'none'}.")
         self.stdout.write("Its token is shown this once; only its hash is stored. "
                           "Send it as 'Authorization: Bearer <token>'.")
         self.stdout.write(token)
