@@ -22,6 +22,7 @@ from governance.models import (LINK_FIELDS, Configuration, FallbackLink, JudgeLi
                                set_links)
 from governance.signals import one_bump
 from snippets.models import PatternRule, Snippet
+from governance.provider_keys import key_env_problem
 from termlists.matcher import parse_terms, validate_term
 from termlists.models import TermList
 
@@ -521,8 +522,8 @@ def _read_provider(errors: _Errors, path: str, data: dict) -> _Record:
     r = _Reader(errors, path, data, PROVIDER_KEYS)
     name = r.string("name", required=True)
     api_key_env = r.string("api_key_env", nullable=True)
-    if api_key_env and not ENV_NAME_RE.match(api_key_env):
-        r.fail("api_key_env", MSG_ENV_NAME)
+    if problem := key_env_problem(api_key_env):  # the one rule of governance/provider_keys.py
+        r.fail("api_key_env", problem)
     values = {
         "name": name,
         "kind": r.choice("kind", Provider.Kind.values, _default(Provider, "kind")),

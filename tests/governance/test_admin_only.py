@@ -15,13 +15,14 @@ from django.utils.text import capfirst
 from governance.admin import ConfigurationAdmin
 from governance.api.auth import IsAdminConsumer
 from governance.models import Configuration, Consumer, PolicyVersion, Provider
-from governance.permissions import ADMIN_ONLY_FIELDS
+from governance.permissions import ADMIN_ONLY_FIELDS, WHILE_JUDGING
 from governance.writes import save_record
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     superuser_client, change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser,
 )
 
-CONFIGURATION_LOCKED = ADMIN_ONLY_FIELDS["governance.configuration"]
+# The budget caps are admin-only only on a configuration another one judges with (test_security.py).
+CONFIGURATION_LOCKED = tuple(n for n in ADMIN_ONLY_FIELDS["governance.configuration"] if n not in WHILE_JUDGING)
 PROVIDER_LOCKED = ADMIN_ONLY_FIELDS["governance.provider"]
 
 
@@ -40,7 +41,7 @@ FORGED_CONFIGURATION = {
     "rule_default": "block", "min_confidence": 0.1, "escalation": "judge-a",
 }
 FORGED_PROVIDER = {
-    "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_KEY",
+    "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_API_KEY",
     "trust_zone": "external_global",
 }
 

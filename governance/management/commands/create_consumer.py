@@ -1,4 +1,6 @@
-"""`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3)."""
+"""`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3).
+
+`create_consumer NAME --rotate-secret` gives an existing consumer a new callback secret and prints it."""
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
@@ -30,8 +32,13 @@ class Command(BaseCommand):
                             help="an administrator consumer: may also read the governance log and the policy")
         parser.add_argument("--throttle", default="", metavar="RATE",
                             help="e.g. 120/min; default GAVEL_THROTTLE_RATE")
+        parser.add_argument("--rotate-secret", action="store_true",
+                            help="give the existing consumer NAME a new callback secret and print it once "
+                                 "(the old one stops verifying at once)")
 
-    def handle(self, *args, name, configurations, admin, throttle, **options):
+    def handle(self, *args, name, configurations, admin, throttle, rotate_secret=False, **options):
+        if rotate_secret:
+            return self.rotate(name)
         try:
             validate_slug(name)
         except ValidationError as exc:
@@ -57,6 +64,19 @@ class Command(BaseCommand):
         kind = "administrator consumer" if admin else "consumer"
         self.stdout.write(f"Created {kind} {name}, granted: {', '.join(identifiers) or '(no configuration)'}.")
         self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
+        self.stdout.write("Its callback secret signs the callbacks of its tasks (X-Gavel-Signature); it is shown "
+                          "this once, and create_consumer --rotate-secret replaces it.")
+        self.stdout.write(f"callback secret: {consumer.callback_secret}")
         self.stdout.write("Its token is shown this once; only its hash is stored. "
                           "Send it as 'Authorization: Bearer <token>'.")
         self.stdout.write(token)
+
+    def rotate(self, name: str) -> None:
+        with transaction.atomic():
+            consumer = Consumer.objects.select_for_update().filter(name=name).first()
+            if consumer is None:
+                raise CommandError(f"No consumer named {name}.")
+            secret = consumer.issue_callback_secret()
+            consumer.save(update_fields=["callback_secret"])
+        self.stdout.write(f"New callback secret of {name}; the old one no longer verifies. It is shown this once.")
+        self.stdout.write(f"callback secret: {secret}")
