@@ -91,7 +91,7 @@ def token_rows() -> list[dict]:
 
 # --- 2. time ---
 def screening_rows(requests: int, postgres: str | None) -> dict:
-    os.environ["GAVEL_BENCH_KEY"] = "bench-key"
+    os.environ["PROVIDER_BENCH_API_KEY"] = "bench-key"
     setup_django("gavel-bench-judging-", postgres=postgres)
     from django.db.models import Sum
 
@@ -102,7 +102,7 @@ def screening_rows(requests: int, postgres: str | None) -> dict:
     # Every judge call: an instant allow, from a server in another process.
     with provider_in_another_process({"text": '{"violations": []}'}) as base_url:
         provider = Provider.objects.create(name="bench", route="openai", api_base=base_url,
-                                           api_key_env="GAVEL_BENCH_KEY", trust_zone="local", timeout=5)
+                                           api_key_env="PROVIDER_BENCH_API_KEY", trust_zone="local", timeout=5)
         judge = Configuration.objects.create(identifier="judge", provider=provider, model="judge-model")
         Snippet.objects.create(identifier="house-style", name="House style", tags=["style"],
                                body="\n".join(RULES))

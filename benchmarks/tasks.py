@@ -35,7 +35,7 @@ def setup(database_root: str, broker: str):
     os.environ["CELERY_BROKER_URL"] = broker
     os.environ.setdefault("GAVEL_TESTING", "1")
     os.environ["LOG_LEVEL"] = "WARNING"
-    os.environ["GAVEL_TEST_KEY"] = "bench-key"
+    os.environ["PROVIDER_TEST_API_KEY"] = "bench-key"
     os.environ["DJANGO_SETTINGS_MODULE"] = "governance.settings"
     import django
 
@@ -129,7 +129,7 @@ def main():
     server = ProviderServer().start()
     server.set_default({"text": ANSWER})
     provider = Provider.objects.create(name="bench", route="openai", api_base=server.base_url,
-                                       api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=10)
+                                       api_key_env="PROVIDER_TEST_API_KEY", trust_zone="local", timeout=10)
     configuration = Configuration.objects.create(identifier="bench-writer", provider=provider, model="writer")
     consumer = Consumer(name="bench", throttle_rate="1000000/min")
     token = consumer.issue_token()

@@ -248,19 +248,19 @@ class AdminOnlyFieldsMixin:
     # A read-only list reads better as the text an administrator types: field -> display method.
     readonly_displays: dict[str, str] = {}
 
-    def locked_fields(self, request) -> tuple[str, ...]:
-        """The admin-only fields this person may not write."""
-        return () if is_administrator(request.user) else admin_only_fields(self.model)
+    def locked_fields(self, request, obj=None) -> tuple[str, ...]:
+        """The admin-only fields this person may not write (on `obj`, when it is given)."""
+        return () if is_administrator(request.user) else admin_only_fields(self.model, obj)
 
     def get_readonly_fields(self, request, obj=None):
         fields = list(super().get_readonly_fields(request, obj))
-        for name in self.locked_fields(request):
+        for name in self.locked_fields(request, obj):
             fields += [n for n in (name, self.readonly_displays.get(name)) if n and n not in fields]
         return fields
 
     def get_fieldsets(self, request, obj=None):
         fieldsets = super().get_fieldsets(request, obj)
-        swap = {name: self.readonly_displays[name] for name in self.locked_fields(request)
+        swap = {name: self.readonly_displays[name] for name in self.locked_fields(request, obj)
                 if name in self.readonly_displays}
         if not swap:
             return fieldsets
@@ -273,12 +273,13 @@ class AdminOnlyFieldsMixin:
         return [(title, {**options, "fields": [swapped(entry) for entry in options["fields"]]})
                 for title, options in fieldsets]
 
-    def refuse_forged_post(self, request) -> None:
+    def refuse_forged_post(self, request, object_id=None) -> None:
         """403 for a non-administrator's POST that names an admin-only field, before anything is read or saved."""
         if request.method == "POST":
             # The page shows these fields as text, so a browser never sends them: a POST that names one
             # is forged, and saving the rest of it would hide that it was refused (SPEC §2.3).
-            require_admin_for(request.user, self.model, set(request.POST))
+            stored = self.model._default_manager.filter(pk=unquote(object_id)).first() if object_id else None
+            require_admin_for(request.user, self.model, set(request.POST), stored)
 
     def get_form(self, request, obj=None, change=False, **kwargs):
         if obj is not None and getattr(request, "_gavel_revert", False) and not is_administrator(request.user):
@@ -288,7 +289,7 @@ class AdminOnlyFieldsMixin:
         return form
 
     def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
-        self.refuse_forged_post(request)
+        self.refuse_forged_post(request, object_id)
         if (request.method == "POST" and object_id and is_administrator(request.user)
                 and CONFIRMED not in request.POST and "_saveasnew" not in request.POST):
             response = self.confirm_effects(request, object_id)
@@ -327,7 +328,7 @@ class AdminOnlyFieldsMixin:
 
     def history_form_view(self, request, object_id, version_id, extra_context=None):
         # Reverting to a past version is a change POST too.
-        self.refuse_forged_post(request)
+        self.refuse_forged_post(request, object_id)
         request._gavel_revert = True
         return super().history_form_view(request, object_id, version_id, extra_context)
 
@@ -341,7 +342,7 @@ class AdminOnlyFieldsMixin:
             return  # get_form may be asked twice in one request
         stored = self.model._default_manager.filter(pk=version.pk).first()
         kept = []
-        for name in admin_only_fields(self.model) if stored is not None else ():
+        for name in admin_only_fields(self.model, stored) if stored is not None else ():
             if name in LINK_FIELDS:
                 continue  # chains are not in the history rows: a revert never touches them
             attname = self.model._meta.get_field(name).attname

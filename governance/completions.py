@@ -114,7 +114,15 @@ def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str
 def model_target(configuration: Configuration, timeout_cap: float | None = None):
     from judging.llm import ModelTarget
 
+    from governance.provider_keys import key_env_problem
+
     provider = configuration.provider
+    if key_env_problem(provider.api_key_env):
+        # A name stored before the rule (or past it) is never read: the variable could be a server secret.
+        logger.error("provider %s names a key variable that is not allowed; the call is refused", provider.name)
+        raise ProviderFailed(_("Provider %(name)s is not configured correctly: its key variable is not allowed. "
+                               "An administrator must fix it.") % {"name": provider.name},
+                             code="provider_configuration", retryable=False)
     timeout = float(configuration.effective_timeout())
     if timeout_cap is not None:
         timeout = min(timeout, timeout_cap)

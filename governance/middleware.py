@@ -10,7 +10,8 @@ from django.utils.translation import gettext_lazy
 from governance.openai.errors import openai_error
 
 logger = logging.getLogger("gavel.request")
-_SAFE_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# What a client's X-Request-ID may be to be echoed; anything else is replaced by a fresh id (SPEC §11.1).
+_SAFE_ID = re.compile(r"[A-Za-z0-9._:-]{1,64}")
 
 SERVER_ERROR_MESSAGE = "Gavel could not complete the request; it has been logged."
 # The error a status becomes when Django answered it with a page of its own.
@@ -78,7 +79,11 @@ class RequestIDMiddleware:
 
     def __call__(self, request):
         sent = request.headers.get("X-Request-ID", "")
-        request.request_id = sent if _SAFE_ID.match(sent) else uuid.uuid4().hex
+        # The correlation id of what this request screens is always Gavel's own: a client-chosen id
+        # would merge screenings (and other consumers' events) that share it. The request id is only
+        # echoed; without a usable one sent, the two are the same fresh id.
+        request.correlation_id = uuid.uuid4().hex
+        request.request_id = sent if _SAFE_ID.fullmatch(sent) else request.correlation_id
         if is_json_path(request.path):
             response = self.guarded(request)
         else:

@@ -98,8 +98,10 @@ class Provider(models.Model):
         return self.name
 
     def clean(self):
-        if self.api_key_env and not self.api_key_env.replace("_", "").isalnum():
-            raise ValidationError({"api_key_env": _("Give the name of an environment variable, not a key.")})
+        from governance.provider_keys import key_env_problem
+
+        if problem := key_env_problem(self.api_key_env):
+            raise ValidationError({"api_key_env": problem})
         if self.pk and Provider.objects.filter(pk=self.pk).exclude(kind=self.kind).exists():
             # Changing the kind must not turn this provider's configurations into mixed ones (SPEC §6.4).
             from governance.families import configuration_faults
@@ -463,6 +465,12 @@ class Consumer(models.Model):
                     "allowed; internal (searched for forbidden terms only, never judged) and image_description "
                     "(never asked for required terms) must be granted here, else a call stating them is refused "
                     "(403 kind_not_granted)."))
+    # Signs the callbacks sent for this consumer's tasks, so the secret itself must be kept: a hash
+    # could not sign. Stored as is and never shown again after create_consumer (docs/decisions.md).
+    callback_secret = models.CharField(
+        _("callback secret"), max_length=64, blank=True, default="", editable=False,
+        help_text=_("Signs this consumer's callbacks (X-Gavel-Signature). Shown once by create_consumer; "
+                    "create_consumer --rotate-secret replaces it."))
     created_at = models.DateTimeField(_("created"), default=timezone.now, editable=False,
                                       help_text=_("When the consumer was created."))
     revoked_at = models.DateTimeField(
@@ -495,6 +503,18 @@ class Consumer(models.Model):
         token = self.TOKEN_PREFIX + secrets.token_urlsafe(32)
         self.set_token(token)
         return token
+
+    CALLBACK_SECRET_PREFIX = "gvs_"
+
+    def save(self, *args, **kwargs):
+        if not self.callback_secret:
+            self.issue_callback_secret()  # every callback is signed (create_consumer --rotate-secret shows it)
+        super().save(*args, **kwargs)
+
+    def issue_callback_secret(self) -> str:
+        """Give the consumer a new callback secret; return it (shown once, by create_consumer)."""
+        self.callback_secret = self.CALLBACK_SECRET_PREFIX + secrets.token_urlsafe(32)
+        return self.callback_secret
 
     def set_token(self, token: str) -> None:
         """Make `token` the consumer's token: keep its hash and the prefix shown after creation."""

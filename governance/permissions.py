@@ -14,14 +14,34 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "min_confidence",
         "escalation",
         "judge_cache_seconds",
+        # Only while another configuration names this one as a judge or escalation (WHILE_JUDGING):
+        # a cap would stop judging, and a `rule_default: allow` configuration would deliver unjudged text.
+        "budget_daily_requests",
+        "budget_daily_tokens",
+        "budget_daily_cost",
     ),
     "governance.provider": ("route", "api_base", "api_key_env", "trust_zone"),
     "governance.consumer": ("kinds",),
 }
+WHILE_JUDGING = frozenset({"budget_daily_requests", "budget_daily_tokens", "budget_daily_cost"})
 
 
-def admin_only_fields(model) -> tuple[str, ...]:
-    return ADMIN_ONLY_FIELDS.get(model._meta.label_lower, ())
+def judges_for_others(instance) -> bool:
+    """Whether another configuration names `instance` as a judge or as its escalation."""
+    from governance.models import Configuration, JudgeLink
+
+    if getattr(instance, "pk", None) is None or not isinstance(instance, Configuration):
+        return False
+    return (JudgeLink.objects.filter(judge_id=instance.pk).exclude(configuration_id=instance.pk).exists()
+            or Configuration.objects.filter(escalation_id=instance.pk).exclude(pk=instance.pk).exists())
+
+
+def admin_only_fields(model, instance=None) -> tuple[str, ...]:
+    """The admin-only fields of `model`; those of WHILE_JUDGING only when `instance` judges for others."""
+    names = ADMIN_ONLY_FIELDS.get(model._meta.label_lower, ())
+    if any(name in WHILE_JUDGING for name in names) and not judges_for_others(instance):
+        names = tuple(name for name in names if name not in WHILE_JUDGING)
+    return names
 
 
 def is_administrator(actor) -> bool:
@@ -49,9 +69,9 @@ MSG_ADMIN_ONLY = gettext_lazy(
 )
 
 
-def require_admin_for(actor, model, changed_fields) -> None:
+def require_admin_for(actor, model, changed_fields, instance=None) -> None:
     """Refuse a write of an admin-only field by anyone but an administrator, naming the fields by label."""
-    forbidden = [name for name in admin_only_fields(model) if name in set(changed_fields)]
+    forbidden = [name for name in admin_only_fields(model, instance) if name in set(changed_fields)]
     if forbidden and not is_administrator(actor):
         raise PermissionDenied(
             _(str(MSG_ADMIN_ONLY)) % {"fields": ", ".join(field_label(model, name) for name in forbidden)}

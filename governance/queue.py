@@ -11,6 +11,8 @@ from __future__ import annotations
 import logging
 import uuid
 from datetime import timedelta
+import urllib.error
+import urllib.request
 from urllib.parse import urlsplit
 
 from django.conf import settings
@@ -77,14 +79,25 @@ def callback_allowed(url: str, hosts: list[str] | None = None) -> bool:
         return False
     host = parts.hostname.lower()
     for entry in hosts:
-        entry = entry.strip().lower()
-        allowed_host, _sep, allowed_port = entry.rpartition(":") if entry.count(":") == 1 else (entry, "", "")
-        if allowed_port:
-            if host == allowed_host and str(port) == allowed_port:
-                return True
-        elif host == entry.strip("[]"):
+        allowed_host, allowed_port = _host_entry(entry)
+        if host == allowed_host and (allowed_port is None or port == allowed_port):
             return True
     return False
+
+
+def _host_entry(entry: str) -> tuple[str, int | None]:
+    """An allow-list entry as (host, port or None for any): `host`, `host:port`, `[v6]`, `[v6]:port`, bare v6."""
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _bracket, rest = entry[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        host, _sep, port = entry.partition(":")
+    else:
+        host, port = entry, ""  # a host name, or an IPv6 address without brackets (any port)
+    if port and not port.isdigit():
+        return "", None  # a malformed entry allows nothing
+    return host, (int(port) if port else None)
 
 
 def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = None) -> Task:
@@ -105,6 +118,7 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
     messages = [dict(m) for m in data.get("messages") or []]
     if not messages:
         messages = [{"role": "user", "content": data["instruction"]}]
+    messages = masked_messages(messages)
     task = Task.objects.create(
         kind=data["kind"], consumer=consumer, configuration=configuration.identifier,
         also=[c.identifier for c in also], messages=messages, field=data.get("field"),
@@ -112,6 +126,24 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
     )
     transaction.on_commit(lambda: enqueue(task.pk))
     return task
+
+
+def masked_messages(messages: list[dict]) -> list[dict]:
+    """A task's input with every secret masked before it is stored and shown to editors (SPEC §9).
+    The model is asked with the masked text too: a key it never needs is never sent on."""
+    from governance.redaction import redact
+
+    def mask(value):
+        if isinstance(value, str):
+            return redact(value).text
+        if isinstance(value, list):
+            return [mask(item) for item in value]
+        if isinstance(value, dict):
+            return {key: mask(item) for key, item in value.items()}
+        return value
+
+    return [{**message, "content": mask(message.get("content"))} if "content" in message else message
+            for message in messages]
 
 
 def enqueue(task_id, *, countdown: float | None = None) -> None:
@@ -349,6 +381,9 @@ def run(task_id, *, attempt_limit: int | None = None) -> str:
     if task is None:
         return f"busy:{wait:.0f}" if wait else "nothing"
     limit = attempt_limit or settings.GAVEL_TASK_MAX_ATTEMPTS
+    if task.attempts > limit:
+        # Runs that died without a word (the process was killed, the claim lapsed) count too.
+        return _unexpected(task, limit)
     try:
         body = generate(task)
     except (ProviderFailed, ProviderTimedOut) as exc:
@@ -364,10 +399,24 @@ def run(task_id, *, attempt_limit: int | None = None) -> str:
         fail(task, exc.code, exc.message)
         return "failed"
     except Exception:  # noqa: BLE001 - a worker must never leave a row running because of a bug
-        logger.exception("task %s failed unexpectedly", task.pk)
-        fail(task, "server_error", _("Gavel could not run this task; it has been logged. Resubmit it."))
-        return "failed"
-    return "done" if _store_result(task, body) else "lost_claim"
+        logger.exception("task %s attempt %s failed unexpectedly", task.pk, task.attempts)
+        return _unexpected(task, limit)
+    try:
+        stored = _store_result(task, body)
+    except Exception:  # noqa: BLE001 - a result the database refuses is bounded like any other bug
+        logger.exception("task %s attempt %s: storing the result failed", task.pk, task.attempts)
+        return _unexpected(task, limit)
+    return "done" if stored else "lost_claim"
+
+
+def _unexpected(task: Task, limit: int) -> str:
+    """An unexpected error is retried, at most `limit` runs in all, then the task fails with
+    `internal_error` (SPEC §10.1: never re-run for ever, never left running)."""
+    if task.attempts < limit:
+        return "retry:internal_error"
+    fail(task, "internal_error", _("Gavel could not run this task (%(n)d attempts); it has been logged. "
+                                   "Resubmit it, or ask an administrator to look at the log.") % {"n": task.attempts})
+    return "failed"
 
 
 def retry_delay(attempt: int) -> float:
@@ -476,6 +525,12 @@ def notify(task_id) -> None:
     task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
     if task is None or not task.callback_url or task.status not in CALLBACK_STATUSES:
         return
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
+        from governance.callbacks import deliver_in_background
+
+        deliver_in_background(task_id, task.status)
+        return
     from governance.tasks import deliver_callback
 
     try:
@@ -484,16 +539,34 @@ def notify(task_id) -> None:
         logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
 
 
-def post_callback(task_id, status: str) -> bool:
-    """POST the task JSON to its callback URL once; record the attempt. True when delivered.
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is an answer, never an instruction: following it would reach hosts off the allow-list."""
 
-    The log names the task, the host and the HTTP status, never the task's text.
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises HTTPError with the 3xx status
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _explicitly_allowed(url: str) -> bool:
+    """Whether the URL's host and port are named together on the allow-list (not a bare host, any port)."""
+    return callback_allowed(url, [entry for entry in settings.GAVEL_CALLBACK_HOSTS
+                                  if _host_entry(entry)[1] is not None])
+
+
+def post_callback(task_id, status: str) -> bool:
+    """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered.
+
+    The log names the task, the host and the HTTP status, never the task's text. What the
+    consumer reads on the task says less when its URL reached a port the allow-list does not
+    name: "refused" against "HTTP 404" would map a host's ports for anyone who can submit a task.
     """
     import json
-    import urllib.error
-    import urllib.request
 
-    task = Task.objects.select_related("reviewed_by").filter(pk=task_id).first()
+    from governance.callbacks import SIGNATURE_HEADER, signature
+
+    task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
     if task is None or not task.callback_url:
         return True
     host = urlsplit(task.callback_url).hostname or "?"
@@ -502,24 +575,37 @@ def post_callback(task_id, status: str) -> bool:
         logger.warning("callback of task %s to %s refused: host not allowed", task.pk, host)
         return True  # nothing a retry can change
     payload = json.dumps(task_json(task)).encode("utf-8")
-    request = urllib.request.Request(task.callback_url, data=payload, method="POST", headers={
-        "Content-Type": "application/json", "User-Agent": "Gavel", "X-Gavel-Task": str(task.pk),
-        "X-Gavel-Task-Status": status})
+    headers = {"Content-Type": "application/json", "User-Agent": "Gavel", "X-Gavel-Task": str(task.pk),
+               "X-Gavel-Task-Status": status}
+    if task.consumer_id and task.consumer.callback_secret:
+        headers[SIGNATURE_HEADER] = signature(task.consumer.callback_secret, payload)
+    request = urllib.request.Request(task.callback_url, data=payload, method="POST", headers=headers)
+    detailed = _explicitly_allowed(task.callback_url)
+    generic = _("The callback was not delivered: the receiver gave no 2xx answer.")
     try:
-        with urllib.request.urlopen(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:  # noqa: S310
+        with _OPENER.open(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:
             code = response.status
     except urllib.error.HTTPError as exc:
         code = exc.code
+        exc.close()
     except (urllib.error.URLError, OSError) as exc:
         reason = type(getattr(exc, "reason", exc)).__name__
-        _record_callback(task, "failing", _("Could not reach the callback host (%(reason)s).") % {"reason": reason})
+        _record_callback(task, "failing", _("Could not reach the callback host (%(reason)s).") % {"reason": reason}
+                         if detailed else generic)
         logger.warning("callback of task %s to %s failed: %s", task.pk, host, reason)
         return False
     if 200 <= code < 300:
         _record_callback(task, "delivered", "")
         logger.info("callback of task %s to %s delivered (%s)", task.pk, host, code)
         return True
-    _record_callback(task, "failing", _("The callback host answered HTTP %(code)s.") % {"code": code})
+    if 300 <= code < 400:
+        message = _("The callback host answered with a redirect; redirects are never followed, so it was not "
+                    "delivered. Give the final URL.")
+    elif detailed:
+        message = _("The callback host answered HTTP %(code)s.") % {"code": code}
+    else:
+        message = generic
+    _record_callback(task, "failing", message)
     logger.warning("callback of task %s to %s answered %s", task.pk, host, code)
     return False
 

@@ -20,6 +20,26 @@ from dataclasses import dataclass
 #   jwt                eyJ… . … . …  (three base64url segments)      eyJ***
 #   bearer             Bearer TOKEN (16+ chars, has a digit or       Bearer ***  (word and spacing kept)
 #                      camelCase; "Bearer in mind" is prose)
+#   gavel_token        gvl_… (consumer token), gvs_… (callback       gvl_*** / gvs_***
+#                      secret), 20+ of [\w-]
+#   gitlab_token       glpat- + 20+ of [\w-]                         glpat-***
+#   stripe_key         sk_live_/rk_live_/sk_test_/rk_test_ + 16+     sk_live_*** …
+#   slack_webhook      hooks.slack.com/services/… (also workflows,   hooks.slack.com/services/***
+#                      triggers)
+#   private_key        -----BEGIN … PRIVATE KEY----- body            header and END line kept, body ***
+#                      [-----END … PRIVATE KEY-----]
+#   assignment         password=… secret: … api_key = "…" (also      name and quotes kept, value ***
+#                      db_password, aws_secret_access_key …; after
+#                      ":" the value needs a digit or a symbol)
+#   aws_secret_key     40 of [A-Za-z0-9/+], upper, lower and digit;  ***
+#                      with "/" only if no part between slashes
+#                      reads as a word, or "secret"/"aws" is close
+#                      before (a path is not a key)
+#
+# Hidden keys: `redact` also reads the text as a term list does (tags removed, entities
+# decoded, invisible format characters such as U+200B dropped) and masks in the original the
+# whole stretch that a key found only there spans ("sk-ab\u200bcd…" is masked, zero-width
+# character included).
 #
 # Every mask ends in "***", which no shape accepts as a value: redacting a
 # redacted text finds nothing and changes nothing (idempotent). A text with no
@@ -52,6 +72,10 @@ _QUERY_NAME = r"""(?i:(?:x[-_])?(?:amz[-_]|goog[-_])?(?:
     | signature | sig
 ))"""
 
+# Names whose value is a secret in an assignment (password=…, "secret": "…", AWS_SECRET_ACCESS_KEY=…).
+_ASSIGNED = r"""(?:password|passwd|pwd|secret|secret[-_]?key|secret[-_]?access[-_]?key|api[-_]?key|access[-_]?key
+    |private[-_]?key|client[-_]?secret|auth[-_]?token|access[-_]?token|api[-_]?token)"""
+
 # Every alternative begins by consuming one literal character (or a small set),
 # so the regex engine skips the others at a glance; the boundary check comes
 # right after it, as a lookbehind over that character and the one before. The
@@ -67,6 +91,9 @@ _SHAPES = rf"""
 | x(?<![{_B64}].)ox[abprs]-[A-Za-z0-9\-]{{10,}}(?P<slack_token>)
 | A(?<![{_B64}].)Iza[{_B64}]{{35,}}(?P<google_api_key>)
 | e(?<![{_B64}].)yJ[{_B64}]{{5,}}\.[{_B64}]{{2,}}\.[{_B64}]*(?P<jwt>)
+| g(?<![{_B64}].)v[ls]_[{_B64}]{{20,}}(?P<gavel_token>)
+| g(?<![{_B64}].)lpat-[A-Za-z0-9_\-]{{20,}}(?P<gitlab_token>)
+| [sr](?<![{_B64}].)k_(?:live|test)_[A-Za-z0-9]{{16,}}(?P<stripe_key>)
 """
 
 _PATTERN = re.compile(
@@ -76,11 +103,24 @@ _PATTERN = re.compile(
 | [Bb](?<![{_B64}].)(?i:earer)[ \t]+
       (?P<b_token>(?=[A-Za-z._~+/=\-]{{0,63}}[0-9]|[{_TOKEN68}]{{0,62}}?[a-z][A-Z])
       [{_TOKEN68}]{{15,}}[A-Za-z0-9_~+/=\-])(?P<bearer>)
+| h(?<![A-Za-z0-9].)ooks\.slack\.com/(?:services|workflows|triggers)/(?P<w_path>[A-Za-z0-9/_\-]{{8,}})
+      (?P<slack_webhook>)
+| -----BEGIN[ ][A-Z0-9 ]*PRIVATE[ ]KEY-----(?P<pem_body>(?:(?!-----END)[A-Za-z0-9+/=\s:,.\-])+)
+      (?:-----END[ ][A-Z0-9 ]*PRIVATE[ ]KEY-----)?(?P<private_key>)
 | {_SHAPES}
+| (?<![A-Za-z0-9_])(?=[A-Za-z])(?i:(?:[a-z0-9]{{1,20}}[_-]){{0,4}}{_ASSIGNED})["']?[ \t]*(?P<a_sep>[:=])[ \t]*["']?
+      (?P<a_value>[^\s"'<>`,;&*]{{6,}})(?P<assignment>)
+| [A-Za-z0-9/+](?<![A-Za-z0-9/+=].)(?=[A-Za-z0-9/+]{{0,38}}[A-Z])(?=[A-Za-z0-9/+]{{0,38}}[a-z])
+      (?=[A-Za-z0-9/+]{{0,38}}[0-9])[A-Za-z0-9/+]{{39}}(?![A-Za-z0-9/+=])(?P<aws_secret_key>)
 """,
     re.VERBOSE,
 )
 _SHAPE_PATTERN = re.compile(_SHAPES, re.VERBOSE)
+
+# A character that may hide a key from the patterns: a tag, an entity, an invisible format character.
+_HIDER = (r"[<&\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
+          r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
+          r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")  # "<", "&", category Cf
 
 # For streams: a match attempt starting at one of these positions may still
 # depend on text that has not arrived yet (it reaches the end of what we hold).
@@ -100,6 +140,16 @@ _OPEN = re.compile(
 | x(?<![{_B64}].)(?:ox[abprs]-[A-Za-z0-9\-]*|ox[abprs]|ox|o|)
 | A(?<![{_B64}].)(?:Iza[{_B64}]*|Iz|I|)
 | e(?<![{_B64}].)(?:yJ[{_B64}]*(?:\.[{_B64}]*(?:\.[{_B64}]*)?)?|y|)
+| g(?<![{_B64}].)(?:v[ls]_[{_B64}]*|v[ls]|v|lpat-[A-Za-z0-9_\-]*|lpat|lpa|lp|l|)
+| [sr](?<![{_B64}].)(?:k_(?:live_|test_)[A-Za-z0-9]*|k_(?:l(?:i(?:ve?)?)?|t(?:e(?:st?)?)?)?|k|)
+| h(?<![A-Za-z0-9].)[a-z.]{{0,15}}(?:(?<=hooks\.slack\.com)/[A-Za-z0-9/_\-]*)?
+| -{{1,5}}(?:B(?:E(?:G(?:I)?)?)?)?
+| -----BEGIN(?:[ ][A-Z0-9 ]*-{{0,5}})?
+| -----BEGIN[ ][A-Z0-9 ]*PRIVATE[ ]KEY-----(?:(?!-----END)[A-Za-z0-9+/=\s:,.\-])*(?:-----END[A-Z0-9 ]*-{{0,5}})?
+| (?<![A-Za-z0-9_])(?=[A-Za-z])(?i:(?:[a-z0-9]{{1,20}}[_-]){{0,4}}{_ASSIGNED})["']?[ \t]*(?:[:=][ \t]*["']?[^\s"'<>`,;&*]*)?
+| [A-Za-z0-9/+](?<![A-Za-z0-9/+=].)[A-Za-z0-9/+]{{0,39}}
+| [A-Za-z](?<![A-Za-z0-9_].)[A-Za-z0-9_\-]{{0,120}}
+| (?<!\S)\S*{_HIDER}\S*
 )\Z""",
     re.VERBOSE,
 )
@@ -113,7 +163,11 @@ _CLOSER = re.compile(r"[\s\"'<>`\\]")
 _LAZY_FROM = 256  # from this many held characters, look again only at twice the size or at a closer
 _LOOKBEHIND = 8  # characters of already-emitted text a stream keeps for lookbehinds (longest: "&amp;")
 
-_KEEP_PREFIX = {"openai_key": 3, "aws_access_key": 4, "slack_token": 5, "google_api_key": 4, "jwt": 3}
+_KEEP_PREFIX = {"openai_key": 3, "aws_access_key": 4, "slack_token": 5, "google_api_key": 4, "jwt": 3,
+                "gavel_token": 4, "stripe_key": 8, "gitlab_token": 6}
+# An AWS secret access key with a "/" is told from a path by one of these shortly before it.
+_AWS_CONTEXT = re.compile(r"secret|aws", re.IGNORECASE)
+_WORDLIKE = re.compile(r"(?:[A-Z]?[a-z]+)+[0-9]*|[0-9]*|[a-z0-9._\-]+")
 
 
 @dataclass(frozen=True)
@@ -160,6 +214,21 @@ def _edits(match: re.Match) -> list[tuple[int, int, str, str]]:
         return [(*match.span("q_value"), MASK, kind)]
     if kind == "bearer":
         return [(*match.span("b_token"), MASK, kind)]
+    if kind == "slack_webhook":
+        return [(*match.span("w_path"), MASK, kind)]
+    if kind == "private_key":
+        return [(*match.span("pem_body"), MASK, kind)]
+    if kind == "assignment":
+        value = match.group("a_value")
+        if match.group("a_sep") == ":" and value.isalpha():
+            return []  # "Password: please…" is prose; a secret after a colon has a digit or a symbol
+        return [(*match.span("a_value"), MASK, kind)]
+    if kind == "aws_secret_key":
+        value = match.group()
+        if "/" in value and any(_WORDLIKE.fullmatch(part) for part in value.split("/")) and not _AWS_CONTEXT.search(
+                match.string, max(0, match.start() - 80), match.start()):
+            return []  # a path (Documents/Projects2024/…), not a key
+        return [(*match.span(), MASK, kind)]
     return _shape_edits(match.string, *match.span())
 
 
@@ -175,14 +244,108 @@ def _apply(text: str, start: int, end: int, edits: list[tuple[int, int, str, str
 
 
 def redact(text: str) -> RedactionResult:
-    """Mask every secret-shaped value in `text`; the same object comes back when nothing matched."""
+    """Mask every secret-shaped value in `text`, as delivered and as normalised (tags, entities and
+    invisible format characters removed); the same object comes back when nothing matched."""
     edits = []
     for match in _PATTERN.finditer(text):
         edits.extend(_edits(match))
+    edits = _with_hidden(text, 0, len(text), edits)
     if not edits:
         return RedactionResult(text, [])
     findings = [Finding(kind, start, end) for start, end, _replacement, kind in edits]
     return RedactionResult(_apply(text, 0, len(text), edits), findings)
+
+
+def _with_hidden(text: str, start: int, end: int, edits: list) -> list:
+    """`edits` plus the masks of keys only the normalised text[start:end] shows, in order, none overlapping."""
+    if not _MAY_HIDE.search(text, start, end):
+        return edits
+    hidden = [(s + start, e + start, r, k) for s, e, r, k in _hidden_edits(text[start:end])]
+    if not hidden:
+        return edits
+    # A key split by a hidden character may have a visible head that matched on its own: the mask of
+    # the whole key replaces that one, covering both.
+    merged = []
+    for h_start, h_end, replacement, kind in hidden:
+        overlapping = [edit for edit in edits if edit[0] < h_end and h_start < edit[1]]
+        if overlapping:
+            edits = [edit for edit in edits if edit not in overlapping]
+            h_start = min(h_start, *(edit[0] for edit in overlapping))
+            h_end = max(h_end, *(edit[1] for edit in overlapping))
+        merged.append((h_start, h_end, replacement, kind))
+    return sorted(edits + merged)
+
+
+# What can hide a key from the patterns above: a tag, an entity, an invisible format character.
+_MAY_HIDE = re.compile(_HIDER)
+
+
+def _normalised(text: str) -> tuple[str, list[int]]:
+    """The text as a term list reads it (SPEC's matching contract) and, per character, its start in `text`."""
+    import html
+    import unicodedata
+
+    from termlists.matcher import TAG_RE
+
+    out: list[str] = []
+    where: list[int] = []
+    position = 0
+    length = len(text)
+    while position < length:
+        char = text[position]
+        if char == "<":
+            tag = TAG_RE.match(text, position)
+            if tag is not None:
+                position = tag.end()
+                continue
+        if char == "&":
+            entity = _ENTITY.match(text, position)
+            if entity is not None:
+                decoded = html.unescape(entity.group())
+                if decoded != entity.group():
+                    for piece in decoded:
+                        if unicodedata.category(piece) != "Cf":
+                            out.append(piece)
+                            where.append(position)
+                    position = entity.end()
+                    continue
+        if unicodedata.category(char) != "Cf":
+            out.append(char)
+            where.append(position)
+        position += 1
+    return "".join(out), where
+
+
+_ENTITY = re.compile(r"&(?:#[0-9]{1,8};?|#[xX][0-9A-Fa-f]{1,8};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
+
+
+def _hidden_edits(text: str) -> list[tuple[int, int, str, str]]:
+    """Masks for keys that only the normalised text shows: each covers the original stretch the key spans."""
+    normal, where = _normalised(text)
+    if normal == text:
+        return []
+    edits: list[tuple[int, int, str, str]] = []
+    for match in _PATTERN.finditer(normal):
+        for start, end, _replacement, kind in _edits(match):
+            if end <= start:
+                continue
+            original_start = where[start]
+            original_end = _source_end(text, where, end)
+            if text[original_start:original_end] == normal[start:end]:
+                continue  # visible as it is: the plain pass masked it already (or it is a mask)
+            if edits and original_start < edits[-1][1]:
+                continue
+            edits.append((original_start, original_end, MASK, kind))
+    return edits
+
+
+def _source_end(text: str, where: list[int], end: int) -> int:
+    """Where, in the original, the normalised character end-1 ends: one character, or one whole entity."""
+    last = where[end - 1]
+    if text[last] == "&":
+        entity = _ENTITY.match(text, last)
+        return entity.end() if entity is not None else last + 1
+    return last + 1
 
 
 def _first_open(text: str, base: int) -> int:
@@ -264,6 +427,7 @@ class StreamRedactor:
             edits.extend(_edits(match))
         out = ""
         if cut > base:
+            edits = _with_hidden(text, base, cut, edits)
             shift = self._offset - base
             self.findings.extend(Finding(kind, start + shift, end + shift) for start, end, _r, kind in edits)
             out = _apply(text, base, cut, edits) if edits else text[base:cut]

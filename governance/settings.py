@@ -118,6 +118,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "simple_history",
     "axes",
+    "csp",
     "governance",
     "snippets",
     "termlists",
@@ -127,6 +128,8 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "governance.middleware.RequestIDMiddleware",
     "django.middleware.security.SecurityMiddleware",
+    # Content-Security-Policy on every response (SPEC §11.4): settings below.
+    "csp.middleware.CSPMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -209,15 +212,39 @@ LOGIN_REDIRECT_URL = "/review/"
 # The axes backend comes first, so every authenticate(request, ...) -- the admin's login, /accounts/login/
 # and any other Django auth login -- is counted and refused while locked, before a password is checked.
 AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
-# Failures counted per user name and, separately, per address: either reaching the limit locks.
-AXES_LOCKOUT_PARAMETERS = ["username", "ip_address"]
+# Failures counted per user name and address together, and per address alone: 10 lock that user name
+# from that address, 50 lock the address; a success clears only its own user name's count from that
+# address (governance/logins.py, axes' database handler with the two limits).
+AXES_HANDLER = "governance.logins.GavelAxesHandler"
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"], "ip_address"]
 AXES_FAILURE_LIMIT = env_int("GAVEL_LOGIN_FAILURE_LIMIT", 10)
+GAVEL_LOGIN_ADDRESS_FAILURE_LIMIT = env_int("GAVEL_LOGIN_ADDRESS_FAILURE_LIMIT", 50)
 # A lock lifts by itself after this many minutes; an administrator lifts it at once (docs/permissions.md).
 AXES_COOLOFF_TIME = timedelta(minutes=env_int("GAVEL_LOGIN_LOCK_MINUTES", 60))
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "governance.pages.locked_out"
 # The admin's login form names its field "username", as Django's LoginView does.
 AXES_USERNAME_FORM_FIELD = "username"
+
+# --- What a browser may run (SPEC §11.4) ---
+# Scripts only from Gavel's own files (no inline script, no eval, no other host); styles may be inline
+# because the admin and Swagger UI set style attributes. Django's SecurityMiddleware adds the other two.
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": ["'self'"],
+        "script-src": ["'self'"],
+        "style-src": ["'self'", "'unsafe-inline'"],
+        "img-src": ["'self'", "data:"],
+        "font-src": ["'self'", "data:"],
+        "connect-src": ["'self'"],
+        "object-src": ["'none'"],
+        "base-uri": ["'self'"],
+        "form-action": ["'self'"],
+        "frame-ancestors": ["'none'"],
+    },
+}
+SECURE_CONTENT_TYPE_NOSNIFF = True
+SECURE_REFERRER_POLICY = "same-origin"
 
 # --- Celery (SPEC §10, §11.4): eager when no broker is configured. ---
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
@@ -288,6 +315,8 @@ GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])
+# The environment variables a provider may name as its key (never Gavel's own settings): governance/provider_keys.py.
+GAVEL_PROVIDER_KEY_ENVS = env_list("GAVEL_PROVIDER_KEY_ENVS", ["*_API_KEY", "*_TOKEN"])
 GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)
 GAVEL_CALLBACK_MAX_ATTEMPTS = env_int("GAVEL_CALLBACK_MAX_ATTEMPTS", 6)
 GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS", 10)

@@ -64,10 +64,10 @@ def save_record(actor, instance_or_model, changes: dict):
             if [t.pk for t in targets] != [t.pk for t in _stored_links(stored, name)]:
                 changed.add(name)
         # A value that could not even be applied counts as an attempted change.
-        changed |= set(errors) & set(admin_only_fields(model))
+        changed |= set(errors) & set(admin_only_fields(model, stored))
         # The permission is decided before validity: a refused write says so,
         # whatever else is wrong with it.
-        require_admin_for(actor, model, changed)
+        require_admin_for(actor, model, changed, stored)
         if not is_administrator(actor):
             refuse_effects_on_others(stored, instance, wanted_links)
         if not errors:
@@ -184,7 +184,7 @@ def refuse_effects_on_others(stored, instance, wanted_links: dict | None = None)
 def changed_admin_only_fields(before, after) -> list[str]:
     """The admin-only fields whose value differs between two instances of one model."""
     names = []
-    for name in admin_only_fields(type(after)):
+    for name in admin_only_fields(type(after), before if before.pk is not None else None):
         if name in LINK_FIELDS:
             continue  # relations, compared by save_record from the lists it was given
         attname = after._meta.get_field(name).attname

@@ -42,6 +42,17 @@ _DECISION_MODEL_INFO = {
 }
 _DETAIL_LIMIT = 300
 
+# Lone surrogates (U+D800..U+DFFF) cannot be encoded as UTF-8 and NUL cannot be stored by PostgreSQL:
+# either would make a response 500, cut a stream or fail a database write downstream.
+_UNSAFE_CHARS = re.compile("[\ud800-\udfff]|\x00")
+
+
+def clean_text(text: Any) -> Any:
+    """Provider text made safe before anything else reads it: lone surrogates become U+FFFD, NUL is removed."""
+    if not isinstance(text, str) or not _UNSAFE_CHARS.search(text):
+        return text
+    return _UNSAFE_CHARS.sub(lambda m: "" if m.group() == "\x00" else "\ufffd", text)
+
 
 # --------------------------------------------------------------------------
 # Data in, data out
@@ -365,7 +376,7 @@ def complete(
 
     choice = response.choices[0] if response.choices else None
     message = getattr(choice, "message", None)
-    text = getattr(message, "content", None) or ""
+    text = clean_text(getattr(message, "content", None) or "")
     tool_calls = [_tool_call_of(call) for call in (getattr(message, "tool_calls", None) or [])]
     usage, estimated = _usage_of(getattr(response, "usage", None))
     if usage is None:
@@ -509,7 +520,7 @@ class StreamHandle:
                     if delta is None:
                         continue
                     self._take_tool_calls(getattr(delta, "tool_calls", None))
-                    content = getattr(delta, "content", None)
+                    content = clean_text(getattr(delta, "content", None))
                     if content:
                         if not self._parts:
                             self.first_chunk_at = time.monotonic() - self._started
@@ -543,9 +554,9 @@ class StreamHandle:
             function = _get(delta, "function")
             if function is not None:
                 if _get(function, "name") and not call["name"]:
-                    call["name"] = _get(function, "name")
+                    call["name"] = clean_text(_get(function, "name"))
                 if _get(function, "arguments"):
-                    call["arguments"] += _get(function, "arguments")
+                    call["arguments"] += clean_text(_get(function, "arguments"))
 
     def _finish(self) -> None:
         text = self.text
@@ -875,7 +886,7 @@ def _tool_call_of(call: Any) -> dict[str, str]:
 
         arguments = json.dumps(arguments)
     return {
-        "id": str(_get(call, "id") or ""),
-        "name": str((_get(function, "name") if function is not None else "") or ""),
-        "arguments": arguments or "",
+        "id": clean_text(str(_get(call, "id") or "")),
+        "name": clean_text(str((_get(function, "name") if function is not None else "") or "")),
+        "arguments": clean_text(arguments or ""),
     }

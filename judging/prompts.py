@@ -6,10 +6,15 @@ for on every judged text (benchmarks/judging.py counts it).
 """
 from __future__ import annotations
 
+import html
 import re
 import secrets
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+
+from governance.text import _FORMAT_CHARS as _INVISIBLE
+from governance.text import strip_markup
 
 # 8 random bytes = 64 bits, the floor SPEC §6.3 sets. The text cannot guess a value drawn
 # after it was written, and a short value keeps the prompt cheap (it appears four times).
@@ -79,8 +84,17 @@ def close_marker(value: str) -> str:
 
 
 def forges_marker(text: str) -> bool:
-    """Whether `text` holds a marker-shaped sequence: an injection attempt, never sent to a judge."""
-    return FORGED_MARKER.search(text) is not None
+    """Whether `text` holds a marker-shaped sequence: an injection attempt, never sent to a judge.
+
+    Read as delivered and as a term list reads it (tags and invisible format characters removed,
+    entities decoded), then with compatibility forms folded (full-width "＜" is "<"): a model
+    may read a marker through any of them."""
+    if FORGED_MARKER.search(text) is not None:
+        return True
+    # A marker may itself look like a tag ("<<<TE\u00adXT x>>>"), so invisible characters and entities
+    # are also removed without removing tags.
+    forms = (strip_markup(text), html.unescape(_INVISIBLE.sub("", text)), text)
+    return any(FORGED_MARKER.search(unicodedata.normalize("NFKC", form)) is not None for form in forms)
 
 
 def new_marker(*avoid: str) -> str:

@@ -84,7 +84,9 @@ def _shape(answer: object) -> list[tuple[int, str]] | None:
     if not isinstance(answer, str):
         return None
     try:
-        document = json.loads(answer)
+        document = json.loads(answer, object_pairs_hook=_unique_members)
+    except _DuplicateKey:
+        return None  # {"violations": [...], "violations": []} says two things: unusable, never the last one
     except ValueError:
         raise _NotJSON from None
     if not isinstance(document, dict) or set(document) != TOP_KEYS:
@@ -106,6 +108,17 @@ def _shape(answer: object) -> list[tuple[int, str]] | None:
 
 class _NotJSON(Exception):
     pass
+
+
+class _DuplicateKey(Exception):
+    pass
+
+
+def _unique_members(pairs: list[tuple[str, object]]) -> dict:
+    document = dict(pairs)
+    if len(document) != len(pairs):
+        raise _DuplicateKey
+    return document
 
 
 def check_verdict(answer: object, rule_numbers: Collection[int], judged_text: str) -> Verdict:

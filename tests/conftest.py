@@ -14,7 +14,7 @@ def provider(db, provider_server):
 
     return Provider.objects.create(
         name="local-test", kind="chat", route="openai", api_base=provider_server.base_url,
-        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
+        api_key_env="PROVIDER_TEST_API_KEY", trust_zone="local", timeout=5,
         price_per_mtok_in=1, price_per_mtok_out=2,
     )
 
@@ -33,7 +33,7 @@ def backup(db, provider_server, configuration):
 
     provider = Provider.objects.create(
         name="fallback-test", kind="chat", route="openai", api_base=provider_server.base_url,
-        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5,
+        api_key_env="PROVIDER_TEST_API_KEY", trust_zone="local", timeout=5,
     )
     fallback = Configuration.objects.create(identifier="newsroom-backup", provider=provider, model="backup-model")
     set_links(configuration, "fallbacks", [fallback])
@@ -98,7 +98,7 @@ def _isolated_cache_and_key(monkeypatch):
     from snippets.services import forget_compiled as forget_compiled_patterns
     from termlists.services import forget_compiled
 
-    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key-not-secret")
+    monkeypatch.setenv("PROVIDER_TEST_API_KEY", "test-key-not-secret")
     cache.clear()
     # A rolled-back database starts again at policy version 1 (and SQLite reuses ids): what this
     # process cached per version must not outlive the test.

@@ -109,7 +109,7 @@ class ScreeningsView(GavelAPIView):
         data = self.parsed(serializers.ScreeningRequestSerializer, request)
         screening, version = services.screen(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
-            reader_language=reader_language(request), correlation_id=request.request_id,
+            reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         body = screening.as_response(version)
         return self.with_outcome(self.with_policy_version(Response(body), version), body)
@@ -134,7 +134,7 @@ class CompletionsView(GavelAPIView):
         data = self.parsed(serializers.CompletionRequestSerializer, request)
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
-            reader_language=reader_language(request), correlation_id=request.request_id,
+            reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         if data.get("stream"):
             # Open before answering, so an error before the first chunk is an ordinary JSON error.
@@ -368,7 +368,7 @@ class TasksView(GavelAPIView):
             services.require_kind(request.user, request.data.get("kind"))
         data = self.parsed(serializers.TaskRequestSerializer, request)
         task = queue.submit(data, consumer=request.user, actor=f"consumer:{request.user.name}",
-                            correlation_id=request.request_id)
+                            correlation_id=request.correlation_id)
         task.refresh_from_db()  # eager mode (the embedded default) has already run it
         return Response(queue.task_json(task), status=202)
 

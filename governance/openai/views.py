@@ -88,7 +88,7 @@ class ChatCompletionsView(OpenAIView):
         data, options, stream = serializers.parse_chat_request(request.data)
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
-            reader_language=reader_language(request), correlation_id=request.request_id,
+            reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         call.options.update(options)
         completions.check_client_parameters(call)

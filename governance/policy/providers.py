@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from governance.models import Provider
-from governance.policy.format import ENV_NAME_RE, PROVIDER_KEYS
-from governance.policy.messages import MSG_ENV_NAME
+from governance.policy.format import PROVIDER_KEYS
+from governance.provider_keys import key_env_problem
 from governance.policy.reading import Errors, Reader, Record, default_of, number, or_none
 
 
@@ -29,8 +29,8 @@ def read(errors: Errors, path: str, data: dict) -> Record:
     r = Reader(errors, path, data, PROVIDER_KEYS)
     name = r.string("name", required=True)
     api_key_env = r.string("api_key_env", nullable=True)
-    if api_key_env and not ENV_NAME_RE.match(api_key_env):
-        r.fail("api_key_env", MSG_ENV_NAME)
+    if problem := key_env_problem(api_key_env):  # the one rule of governance/provider_keys.py
+        r.fail("api_key_env", problem)
     values = {
         "name": name,
         "kind": r.choice("kind", Provider.Kind.values, default_of(Provider, "kind")),

@@ -60,7 +60,7 @@ def editor_client(policy_editor):
 def gateway(db):
     return Provider.objects.create(
         name="gateway", kind="chat", route="openai", api_base="https://llm.example.org/v1",
-        api_key_env="GATEWAY_KEY", trust_zone="private_hosted", timeout=20,
+        api_key_env="GATEWAY_API_KEY", trust_zone="private_hosted", timeout=20,
     )
 
 

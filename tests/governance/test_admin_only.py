@@ -15,13 +15,14 @@ from django.utils.text import capfirst
 from governance.admin import ConfigurationAdmin
 from governance.api.auth import IsAdminConsumer
 from governance.models import Configuration, Consumer, PolicyVersion, Provider
-from governance.permissions import ADMIN_ONLY_FIELDS
+from governance.permissions import ADMIN_ONLY_FIELDS, WHILE_JUDGING
 from governance.writes import save_record
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     superuser_client, change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser,
 )
 
-CONFIGURATION_LOCKED = ADMIN_ONLY_FIELDS["governance.configuration"]
+# The budget caps are admin-only only on a configuration another one judges with (test_security.py).
+CONFIGURATION_LOCKED = tuple(n for n in ADMIN_ONLY_FIELDS["governance.configuration"] if n not in WHILE_JUDGING)
 PROVIDER_LOCKED = ADMIN_ONLY_FIELDS["governance.provider"]
 
 
@@ -40,7 +41,7 @@ FORGED_CONFIGURATION = {
     "rule_default": "block", "min_confidence": 0.1, "escalation": "judge-a", "judge_cache_seconds": 3600,
 }
 FORGED_PROVIDER = {
-    "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_KEY",
+    "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_API_KEY",
     "trust_zone": "external_global",
 }
 
@@ -73,7 +74,9 @@ def provider_post(provider, **overrides) -> dict:
 
 def as_the_page_sends_it(model, data: dict) -> dict:
     """A POST body without the admin-only fields: a policy editor's page shows them as text, not inputs."""
-    return {name: value for name, value in data.items() if name not in ADMIN_ONLY_FIELDS[model._meta.label_lower]}
+    # (The budget caps are inputs here: the records these tests edit judge for no other configuration.)
+    return {name: value for name, value in data.items()
+            if name not in ADMIN_ONLY_FIELDS[model._meta.label_lower] or name in WHILE_JUDGING}
 
 
 def stored_row(obj) -> dict:
@@ -149,7 +152,7 @@ def test_policy_editor_sees_admin_only_fields_read_only(editor_client, desk, mod
     # The page is a form the editor may use: the record's ordinary fields are inputs.
     for name in EDITABLE_INPUTS[model_label]:
         assert f'name="{name}"' in html, f"{name} is not an input"
-    for name in ADMIN_ONLY_FIELDS[model_label]:
+    for name in (n for n in ADMIN_ONLY_FIELDS[model_label] if n not in WHILE_JUDGING):  # desk judges for none
         assert not re.search(rf'name="{name}"', html), f"{name} is an input"
         assert readonly_text(html, label_of(type(record), name)) is not None, f"{name} is not shown"
 
@@ -282,7 +285,7 @@ def test_admin_save_refuses_even_when_the_form_forgets_to_lock(editor_client, de
     # Second line of defence: were a field left editable by mistake, and the
     # forged POST let through, the save still goes through writes.save_record,
     # which compares with the stored row.
-    monkeypatch.setattr(ConfigurationAdmin, "refuse_forged_post", lambda self, request: None)
+    monkeypatch.setattr(ConfigurationAdmin, "refuse_forged_post", lambda self, request, object_id=None: None)
     monkeypatch.setattr(ConfigurationAdmin, "get_readonly_fields", lambda self, request, obj=None: ())
     monkeypatch.setattr(ConfigurationAdmin, "get_fieldsets", lambda self, request, obj=None: [
         (None, {"fields": [f.name for f in Configuration._meta.concrete_fields if f.editable and not f.primary_key]})

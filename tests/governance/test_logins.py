@@ -67,10 +67,15 @@ def test_ten_wrong_passwords_lock_the_user_name_and_an_administrator_lifts_it(ed
     assert welcome.status_code == 302 and signed_in(client)
 
 
-def test_ten_failures_from_one_address_lock_the_address_for_every_user_name(editor):
+def test_fifty_failures_from_one_address_lock_the_address_for_every_user_name(editor):
     client = Client()
-    for attempt in range(10):
+    for attempt in range(49):
         sign_in(client, f"guess-{attempt}", "wrong")
+    # 49 failures spread over user names lock none of them, and not the address.
+    assert sign_in(client, "editor", PASSWORD).status_code == 302
+    client.logout()
+    sign_in(client, "guess-49", "wrong")
+    sign_in(client, "guess-50", "wrong")
     assert sign_in(client, "editor", PASSWORD).status_code == 429
     # Another address is not locked for the same user name (it has one failure of its own at most).
     other = Client(REMOTE_ADDR="10.0.0.7")
@@ -95,3 +100,24 @@ def test_any_django_login_is_counted_not_only_the_admins(editor):
     request = factory.post("/accounts/login/")
     assert authenticate(request, username="editor", password=PASSWORD) is None
     assert request.axes_locked_out
+
+
+def test_a_success_of_another_account_never_clears_the_count_on_an_administrator(editor):
+    """The attacker's own account does not reset the count: 9 wrong, sign in as oneself, repeat (finding 1)."""
+    User.objects.create_user("mallory", "m@example.org", "mallory's own password", is_staff=True)
+    client = Client()
+    for round_ in range(3):
+        for attempt in range(9 if round_ == 0 else 1):
+            response = sign_in(client, "editor", f"wrong-{round_}-{attempt}")
+            if response.status_code == 429:
+                break
+        assert sign_in(client, "mallory", "mallory's own password").status_code == 302
+        client.logout()
+    # 11 wrong passwords for editor from this address: locked, the right password is not even checked.
+    assert sign_in(client, "editor", PASSWORD).status_code == 429
+    # Mallory's own success cleared only mallory's count: editor's stays, from this address.
+    from axes.models import AccessAttempt
+
+    assert AccessAttempt.objects.filter(username="editor").exists()
+    # From another address the editor signs in (the lock holds the user name from that address only).
+    assert sign_in(Client(REMOTE_ADDR="10.0.0.9"), "editor", PASSWORD).status_code == 302

@@ -160,7 +160,7 @@ def asgi_screening(token: str, body: bytes, content_length: int | None):
     scope = {"type": "http", "method": "POST", "path": "/api/v1/screenings", "query_string": b"",
              "headers": headers}
     request = ASGIRequest(scope, io.BytesIO(body))
-    request.request_id = "review-fix-5"
+    request.request_id = request.correlation_id = "review-fix-5"
     return ScreeningsView.as_view()(request)
 
 

@@ -345,29 +345,44 @@ def receiver(settings):
         r.close()
 
 
+def delivered():
+    """The embedded default delivers callbacks from a background thread: wait until it is idle."""
+    from governance.callbacks import wait_until_idle
+
+    assert wait_until_idle(30)
+
+
+@pytest.mark.django_db(transaction=True)
 def test_a_callback_receives_the_task_json_when_ready_and_when_reviewed(api, submit, eager, provider_server,
                                                                          receiver, django_capture_on_commit_callbacks):
     hook = receiver()
     provider_server.set_default({"text": LONG})
     body = submit(task_body(callback_url=hook.url)).json()
+    delivered()
     assert [r["status"] for r in hook.received] == ["ready"]
     assert hook.received[0]["id"] == body["id"] and hook.received[0]["text"] == LONG
     with django_capture_on_commit_callbacks(execute=True):
         queue.reject(Task.objects.get(pk=body["id"]), user=get_user_model().objects.create_user("erika"))
+    delivered()
     assert [r["status"] for r in hook.received] == ["ready", "rejected"]
     assert get(api, body["id"])["callback"] == {"status": "delivered", "attempts": 2, "error": None}
 
 
+@pytest.mark.django_db(transaction=True)
 def test_a_failing_callback_is_retried_and_its_failure_stays_visible(api, submit, eager, provider_server, receiver,
                                                                      settings):
     settings.GAVEL_CALLBACK_MAX_ATTEMPTS = 3
     provider_server.set_default({"text": LONG})
     flaky = receiver([500])
     assert submit(task_body(callback_url=flaky.url)).json()["status"] == "ready"
+    delivered()
     assert len(flaky.received) == 2 and Task.objects.get().callback_status == "delivered"
 
     down = receiver([500, 502, 503])
+    # Named with its port on the allow-list, the receiver's own answer is shown (a bare host would show less).
+    settings.GAVEL_CALLBACK_HOSTS = [f"127.0.0.1:{down.server.server_port}"]
     body = submit(task_body(callback_url=down.url)).json()
+    delivered()
     assert len(down.received) == 3
     callback = get(api, body["id"])["callback"]
     assert callback["status"] == "failed" and callback["attempts"] == 3 and "503" in callback["error"]
@@ -386,6 +401,7 @@ def test_callback_allow_list_entries():
 
 
 # --- privacy and retention ---
+@pytest.mark.django_db(transaction=True)
 def test_events_and_callback_logs_hold_no_task_text(api, submit, eager, provider_server, receiver, configuration,
                                                     caplog):
     secret_phrase = "books a room that fits"
@@ -394,6 +410,7 @@ def test_events_and_callback_logs_hold_no_task_text(api, submit, eager, provider
     hook = receiver([500])
     with caplog.at_level("DEBUG"):
         body = submit(task_body(callback_url=hook.url, instruction="Write about rooms: " + secret_phrase)).json()
+        delivered()
     assert body["status"] == "ready" and len(hook.received) == 2
     events = json.dumps(list(GovernanceEvent.objects.values()), default=str)
     assert secret_phrase not in events and "agenda before" not in events

@@ -20,7 +20,7 @@ RULE_LINES = ["Address the reader formally.", "Never promise a delivery date.", 
 
 @pytest.fixture
 def provider_key(monkeypatch):
-    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key")
+    monkeypatch.setenv("PROVIDER_TEST_API_KEY", "test-key")
 
 
 @pytest.fixture

@@ -22,7 +22,7 @@ NO_PASSAGE_2 = f"Rule 2 (“{RULE_LINES[1]}”, snippet tone) is violated; the j
 def decision_provider(db, provider_server):
     return Provider.objects.create(
         name="decisions-test", kind="decision", route="hosted_vllm", api_base=provider_server.base_url,
-        api_key_env="GAVEL_TEST_KEY", trust_zone="local", timeout=5, price_per_mtok_in=1, price_per_mtok_out=2,
+        api_key_env="PROVIDER_TEST_API_KEY", trust_zone="local", timeout=5, price_per_mtok_in=1, price_per_mtok_out=2,
     )
 
 

@@ -74,7 +74,7 @@ def test_the_judged_side(served, own, expected):
 def make_provider(db, provider_server):
     def make(name, zone, kind="chat"):
         return Provider.objects.create(name=name, kind=kind, route="openai", api_base=provider_server.base_url,
-                                       api_key_env="GAVEL_TEST_KEY", trust_zone=zone, timeout=5)
+                                       api_key_env="PROVIDER_TEST_API_KEY", trust_zone=zone, timeout=5)
 
     return make
 

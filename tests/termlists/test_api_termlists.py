@@ -615,7 +615,7 @@ def test_a_list_is_compiled_once_per_version(api, make_list, monkeypatch):
 @pytest.fixture
 def provider_key(monkeypatch):
     # The test provider reads its key from this variable; the fake server accepts any key.
-    monkeypatch.setenv("GAVEL_TEST_KEY", "test-key")
+    monkeypatch.setenv("PROVIDER_TEST_API_KEY", "test-key")
 
 
 def complete(client, **body):

@@ -1,4 +1,6 @@
-"""`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3)."""
+"""`manage.py create_consumer NAME --configurations a,b [--admin]`: a new API consumer (SPEC §11.3).
+
+`create_consumer NAME --rotate-secret` gives an existing consumer a new callback secret and prints it."""
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 from django.core.validators import validate_slug
@@ -33,8 +35,13 @@ class Command(BaseCommand):
         parser.add_argument("--kinds", default="", metavar="K,L",
                             help="call kinds the consumer may state besides completion, queued_task and "
                                  "field_fill: internal, image_description")
+        parser.add_argument("--rotate-secret", action="store_true",
+                            help="give the existing consumer NAME a new callback secret and print it once "
+                                 "(the old one stops verifying at once)")
 
-    def handle(self, *args, name, configurations, admin, throttle, kinds="", **options):
+    def handle(self, *args, name, configurations, admin, throttle, kinds="", rotate_secret=False, **options):
+        if rotate_secret:
+            return self.rotate(name)
         try:
             validate_slug(name)
         except ValidationError as exc:
@@ -67,6 +74,19 @@ class Command(BaseCommand):
         self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
         extra = [k for k in consumer.kinds if k in GRANTABLE_KINDS]
         self.stdout.write(f"Kinds granted besides the free ones: {', '.join(extra) or 'none'}.")
+        self.stdout.write("Its callback secret signs the callbacks of its tasks (X-Gavel-Signature); it is shown "
+                          "this once, and create_consumer --rotate-secret replaces it.")
+        self.stdout.write(f"callback secret: {consumer.callback_secret}")
         self.stdout.write("Its token is shown this once; only its hash is stored. "
                           "Send it as 'Authorization: Bearer <token>'.")
         self.stdout.write(token)
+
+    def rotate(self, name: str) -> None:
+        with transaction.atomic():
+            consumer = Consumer.objects.select_for_update().filter(name=name).first()
+            if consumer is None:
+                raise CommandError(f"No consumer named {name}.")
+            secret = consumer.issue_callback_secret()
+            consumer.save(update_fields=["callback_secret"])
+        self.stdout.write(f"New callback secret of {name}; the old one no longer verifies. It is shown this once.")
+        self.stdout.write(f"callback secret: {secret}")
