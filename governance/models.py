@@ -826,7 +826,7 @@ class PolicyExample(models.Model):
 
     class Format(models.TextChoices):
         TEXT = "text", _("text")
-        JSON = "json", _("JSON")
+        JSON = "json", _("JSON, judged by its strings")
 
     name = models.CharField(_("name"), max_length=200, unique=True,
                             help_text=_("How the policy file and test reports name this example."))
@@ -866,8 +866,8 @@ class PolicyExample(models.Model):
                                    help_text=_("When it was kept from review."))
     from_task = models.UUIDField(_("from task"), null=True, blank=True,
                                  help_text=_("The reviewed task it was kept from."))
-    created = models.DateTimeField(_("created"), default=timezone.now)
-    updated = models.DateTimeField(_("updated"), auto_now=True)
+    created = models.DateTimeField(_("created"), default=timezone.now, help_text=_("When the example was written."))
+    updated = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the example last changed."))
 
     class Meta:
         ordering = ["name"]
@@ -887,7 +887,7 @@ class PolicyRevision(models.Model):
 
     number = models.PositiveBigIntegerField(_("version"), unique=True,
                                             help_text=_("The policy version screenings report after this change."))
-    at = models.DateTimeField(_("time"), default=timezone.now)
+    at = models.DateTimeField(_("time"), default=timezone.now, help_text=_("When the change was committed."))
     actor = models.CharField(_("actor"), max_length=150, blank=True, default="",
                              help_text=_("Who made the change: a user name, a consumer, or the command line."))
     source = models.CharField(_("source"), max_length=20, blank=True, default="",

@@ -58,14 +58,15 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
                cost_cap: float = 0.0) -> tuple[dict[str, Screened], verdict_cache.Tally]:
     """Screen each text under the policy as it stands now; judges only when asked, until the cost cap.
     Returns the results by task id and what the judges cost."""
-    from governance.services import resolve_configurations
+    from governance.policy.testing import resolve_once
 
     results: dict[str, Screened] = {}
+    resolved: dict = {}
     with verdict_cache.counting() as tally:
         for item in texts:
             within_cap = judges and (cost_cap <= 0 or tally.cost < cost_cap)
             try:
-                configuration, also = resolve_configurations(item.configuration, item.also, None)
+                configuration, also = resolve_once(item.configuration, item.also, resolved)
             except GavelError:
                 results[item.task_id] = Screened(None, frozenset())
                 continue
