@@ -32,7 +32,9 @@ def sentence(event) -> str:
     detail = event.detail if isinstance(event.detail, dict) else {}
     decision = str(DECISIONS.get(event.decision, event.decision))
     check = str(CHECKS.get(event.check_name, event.check_name))
-    parts = [_("%(decision)s by the %(check)s check") % {"decision": decision, "check": check}]
+    # A provider failure is no check's decision: "Provider failed for configuration …".
+    parts = [decision if event.check_name == "provider" else
+             _("%(decision)s by the %(check)s check") % {"decision": decision, "check": check}]
     if event.configuration:
         parts[0] += " " + _("for configuration %(configuration)s") % {"configuration": event.configuration}
     if detail.get("list"):

@@ -281,8 +281,8 @@ def _call_kwargs(
         "num_retries": 0,  # litellm's retries: one call means one request
     }
     if target.route == DEMO_ROUTE:
-        # The demo provider of the embedded default: litellm's own mock_response answers with
-        # the last user message, so the first run shows screening with no model server at all.
+        # The demo model of the embedded default: litellm's own mock_response answers (model echo:
+        # the last user message; model judge: a verdict), so the first run needs no model server.
         kwargs["model"] = f"openai/{target.model}"
         kwargs["mock_response"] = demo_answer(messages, target.model)
         kwargs["api_key"] = "demo-no-key"

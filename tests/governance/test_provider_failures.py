@@ -56,7 +56,8 @@ def test_connection_refused_names_the_provider_for_the_caller_and_the_address_fo
     client = Client()
     client.force_login(admin)
     page = client.get(f"/admin/governance/governanceevent/{event.pk}/change/").content.decode()
-    assert f"connection refused at {closed}" in page
+    assert (f"Provider failed for configuration local-llm-conf; provider local-llm (configuration local-llm-conf): "
+            f"connection refused at {closed}.") in page
     listing = client.get("/admin/governance/governanceevent/").content.decode()
     assert "Provider failed" in listing and "local-llm" in listing
 
