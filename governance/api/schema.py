@@ -214,13 +214,26 @@ EXTRA_RESPONSES = {
 }
 
 
+# The result in headers, on every answer of these paths that is not a live stream (SPEC §11.1).
+RESULT_HEADERS = {
+    "X-Gavel-Outcome": {"schema": {"type": "string", "enum": ["allowed", "allowed_with_hints", "blocked"]},
+                        "description": "The outcome, as in the body (absent on a live stream)."},
+    "X-Gavel-Screening": {"schema": {"type": "string"},
+                          "description": "The correlation id, as `id` in the body (absent on a live stream)."},
+}
+RESULT_PATHS = ("/api/v1/screenings", "/api/v1/completions", "/openai/v1/chat/completions")
+
+
 def complete_responses(result, generator, request, public):
     """Postprocessing hook: every operation under /api/v1/ that needs a token documents 401, 429
-    (throttled; `Retry-After` when throttled) and 503, each with the error body."""
+    (throttled; `Retry-After` when throttled) and 503, each with the error body; screenings and
+    completions document the result headers of their answers."""
     for path, operations in result.get("paths", {}).items():
         for method, operation in operations.items():
             if not isinstance(operation, dict) or not operation.get("security"):
                 continue
+            if path in RESULT_PATHS and "200" in operation.get("responses", {}):
+                operation["responses"]["200"].setdefault("headers", {}).update(copy.deepcopy(RESULT_HEADERS))
             if "requestBody" in operation:
                 # Every body Gavel reads is required; a body schema with branches (anyOf) hides that
                 # from drf-spectacular, which only sees required keys.

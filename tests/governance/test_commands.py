@@ -155,6 +155,24 @@ def test_create_consumer_admin_and_refusals(configuration):
     assert not Consumer.objects.filter(name__in=["other", "lonely", "fast"]).exists()
 
 
+def test_create_consumer_grants_kinds(configuration):
+    out, _ = run("create_consumer", "labeller", "--configurations", "newsroom", "--kinds", "internal")
+    assert "Kinds granted besides the free ones: internal." in out
+    assert Consumer.objects.get(name="labeller").kinds == ["completion", "internal"]
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {out.splitlines()[-1]}")
+    body = {"text": "label: harbour", "configuration": "newsroom"}
+    assert client.post("/api/v1/screenings", {**body, "kind": "internal"}, format="json").status_code == 200
+    refused = client.post("/api/v1/screenings", {**body, "kind": "image_description"}, format="json")
+    assert refused.status_code == 403 and refused.json()["error"]["code"] == "kind_not_granted"
+    out, _ = run("create_consumer", "plain", "--configurations", "newsroom")
+    assert "Kinds granted besides the free ones: none." in out
+    assert Consumer.objects.get(name="plain").kinds == ["completion"]
+    with pytest.raises(CommandError, match="Unknown kind: summary"):
+        run("create_consumer", "odd", "--configurations", "newsroom", "--kinds", "summary")
+    assert not Consumer.objects.filter(name="odd").exists()
+
+
 def test_revoked_token_is_refused_by_the_api(configuration):
     out, _ = run("create_consumer", "short-lived", "--configurations", "newsroom")
     token = out.splitlines()[-1]
@@ -408,3 +426,20 @@ def test_seed_demo_queues_demo_tasks_in_every_state_with_no_model_server(setting
     fill = tasks["field_fill", "ready"]
     assert fill.field["record"] == "page:42" and "too_long" in {h["type"] for h in fill.hints}
     assert hinted.completion["provider"] == "demo-model"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_migration_gives_existing_consumers_completion_only():
+    from django.db.migrations.executor import MigrationExecutor
+
+    before, after = [("governance", "0010_field_explanations_2")], [("governance", "0011_i16_consumer_kinds")]
+    executor = MigrationExecutor(connection)
+    executor.migrate(before)
+    old = executor.loader.project_state(before).apps.get_model("governance", "Consumer")
+    old.objects.create(name="older-app", token_hash="0" * 64, token_prefix="gvl_x")
+    executor = MigrationExecutor(connection)
+    executor.loader.build_graph()
+    executor.migrate(after)
+    new = executor.loader.project_state(after).apps.get_model("governance", "Consumer")
+    assert new.objects.get(name="older-app").kinds == ["completion"]
+    MigrationExecutor(connection).migrate(executor.loader.graph.leaf_nodes())

@@ -111,3 +111,34 @@ def test_the_gateway_is_in_the_openapi_schema_behind_api_v1_docs(client):
     operation = schema["paths"]["/openai/v1/chat/completions"]["post"]
     assert {"200", "400", "401", "403", "404", "413", "429", "502", "504"} <= set(operation["responses"])
     assert client.get("/api/v1/docs/").status_code == 200
+
+
+# --- the one parameter table (governance/openai/parameters.py) ---
+def test_the_table_drives_validation_pass_through_and_the_schema(client):
+    from governance.openai.parameters import PARAMETERS, conforms
+    from governance.openai.serializers import parse_chat_request
+
+    document = client.get("/api/v1/schema/?format=json").json()
+    body = document["paths"]["/openai/v1/chat/completions"]["post"]["requestBody"]["content"]["application/json"]
+    ref = body["schema"]["$ref"].rsplit("/", 1)[-1]
+    published = document["components"]["schemas"][ref]["properties"]
+    assert set(published) == {"model", "messages", "tools", "gavel", *(p.name for p in PARAMETERS)}
+    for parameter in PARAMETERS:
+        assert {k: v for k, v in published[parameter.name].items() if k not in ("nullable", "description")} == \
+            parameter.published, parameter.name
+    base = {"model": "newsroom", "messages": [{"role": "user", "content": "hi"}]}
+    _data, options, stream = parse_chat_request({**base, "stop": ["x"], "seed": 1, "top_p": 0.5, "stream": True,
+                                                 "temperature": 1.0, "max_tokens": 9, "max_completion_tokens": 5})
+    assert options == {"client_parameters": {"stop": ["x"], "seed": 1, "top_p": 0.5}, "client_temperature": 1.0,
+                       "client_max_tokens": 5} and stream is True
+    # tool_choice and parallel_tool_calls only travel with tools
+    _data, options, _stream = parse_chat_request({**base, "tool_choice": "auto", "parallel_tool_calls": False})
+    assert options == {}
+    assert not conforms(2, {"type": "integer", "minimum": 1, "maximum": 1})
+    from governance.errors import BadInput
+
+    for extra, code in (({"n": 2}, "unsupported_parameter"), ({"seed": "7"}, "invalid"),
+                        ({"stop": ["a"] * 5}, "invalid"), ({"top_logprobs": 1}, "unsupported_parameter")):
+        with pytest.raises(BadInput) as refused:
+            parse_chat_request({**base, **extra})
+        assert refused.value.code == code and set(refused.value.fields) == set(extra)
