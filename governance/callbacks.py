@@ -28,19 +28,6 @@ def signature(secret: str, body: bytes, timestamp: int | None = None) -> str:
     return f"t={t},v1={digest}"
 
 
-def verify(secret: str, body: bytes, header: str, *, tolerance: int = 300, now: float | None = None) -> bool:
-    """What a receiver checks: the signature matches and is at most `tolerance` seconds old."""
-    try:
-        parts = dict(item.split("=", 1) for item in header.split(","))
-        t = int(parts["t"])
-    except (KeyError, ValueError):
-        return False
-    if abs((time.time() if now is None else now) - t) > tolerance:
-        return False
-    expected = signature(secret, body, t).split("v1=", 1)[1]
-    return hmac.compare_digest(expected, parts.get("v1", ""))
-
-
 # --- eager mode: one background thread per process ---
 _jobs: queues.Queue = queues.Queue()
 _started = threading.Lock()

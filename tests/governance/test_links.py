@@ -16,6 +16,12 @@ from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser, superuser_client,
 )
 from tests.governance.test_admin_only import as_the_page_sends_it, provider_post
+from governance.permissions import ADMIN_ONLY_FIELDS
+
+
+def judge_page_sends(model, data: dict) -> dict:
+    """What a policy editor's page of a judge sends: no admin-only field, its budget caps included."""
+    return {name: value for name, value in data.items() if name not in ADMIN_ONLY_FIELDS[model._meta.label_lower]}
 
 MUST_ASK = "An administrator must make this change."
 
@@ -85,7 +91,7 @@ def test_the_export_command_names_the_new_identifier(newsroom, superuser, capsys
 
 def test_a_policy_editor_cannot_rename_a_judge(editor_client, newsroom):
     judge = Configuration.objects.get(identifier="judge-a")
-    response = editor_client.post(change_url(judge), as_the_page_sends_it(
+    response = editor_client.post(change_url(judge), judge_page_sends(
         Configuration, judge_a_form(identifier="judge-alpha")))
     assert response.status_code == 200
     errors = response.context["adminform"].form.errors
@@ -98,7 +104,7 @@ def test_a_policy_editor_cannot_rename_a_judge(editor_client, newsroom):
 
 def test_a_policy_editor_cannot_move_a_judge_to_another_provider(editor_client, newsroom):
     far = Provider.objects.create(name="far", route="openai", trust_zone="external_global")
-    response = editor_client.post(change_url(Configuration.objects.get(identifier="judge-a")), as_the_page_sends_it(
+    response = editor_client.post(change_url(Configuration.objects.get(identifier="judge-a")), judge_page_sends(
         Configuration, judge_a_form(provider=far.pk)))
     assert response.status_code == 200
     (message,) = response.context["adminform"].form.errors["provider"]
@@ -109,7 +115,7 @@ def test_a_policy_editor_cannot_move_a_judge_to_another_provider(editor_client, 
 
 def test_a_policy_editor_cannot_change_a_judges_fallbacks(editor_client, newsroom):
     spare = Configuration.objects.get(identifier="spare")
-    response = editor_client.post(change_url(Configuration.objects.get(identifier="judge-a")), as_the_page_sends_it(
+    response = editor_client.post(change_url(Configuration.objects.get(identifier="judge-a")), judge_page_sends(
         Configuration, judge_a_form(fallbacks=[spare.pk])))
     assert response.status_code == 200
     (message,) = response.context["adminform"].form.errors["fallbacks"]
@@ -130,7 +136,7 @@ def test_a_policy_editor_cannot_change_the_kind_of_a_judges_provider(editor_clie
 
 def test_a_policy_editor_may_still_edit_what_changes_nobody_else(editor_client, newsroom):
     judge = Configuration.objects.get(identifier="judge-a")
-    response = editor_client.post(change_url(judge), as_the_page_sends_it(Configuration, judge_a_form(model="m2")))
+    response = editor_client.post(change_url(judge), judge_page_sends(Configuration, judge_a_form(model="m2")))
     assert response.status_code == 302, response.content.decode()[:2000]
     spare = Configuration.objects.get(identifier="spare")  # named by newsroom as a fallback only
     assert save_record(editor_client_user(editor_client), spare, {"model": "m3"}).model == "m3"

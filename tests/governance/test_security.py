@@ -223,7 +223,7 @@ SHAPES = {
     "stripe_secret": "sk_live_" + "4eC39HqLyjWDarjtT1zdp7dc",
     "stripe_restricted": "rk_live_" + "51H8dQz2eZvKYlo2C9aB7cD3",
     "aws_access_key": "AKIA" + "IOSFODNN7EXAMPLE",
-    "aws_secret_key": "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+    "aws_secret_key": "aws_secret_access_key=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
     "google": "AIza" + "SyA1234567890abcdefghijklmnopqrstuv",
     "github": "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8",
     "github_pat": "github_pat_" + "11ABCDEFG0" * 3,
