@@ -24,6 +24,7 @@ TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")
 TERM_MISSING = _("The term list “%(list)s” requires: %(terms)s.")
 TERM_CHECK_FAILED = _("The term lists could not be checked, so the text was stopped.")
 TERM_REPORTED_SUFFIX = _("(report mode: the text was delivered)")
+TERM_REPORTED_STOPPED_SUFFIX = _("(report mode: this list did not stop the text; another check did)")
 TOOL_CHANGE_NOT_PROPOSED = _("The change was not proposed.")
 RULE_VIOLATION = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated by: “%(passage)s”.")
 RULE_VIOLATION_NO_PASSAGE = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated; the judge names no passage.")
@@ -77,3 +78,14 @@ TASK_FAILURE_OTHER = (
     _("The task could not be run."),
     _("Retry once. If it fails again, give an administrator the task's id."),
 )
+
+
+def settle_reported_hints(hints: list, language: str | None = None) -> None:
+    """A report-mode list's hint says the text was delivered; once another check stopped the text,
+    say that instead (the hint stays: it is still a finding)."""
+    delivered = render(TERM_REPORTED_SUFFIX, language)
+    stopped = render(TERM_REPORTED_STOPPED_SUFFIX, language)
+    for hint in hints:
+        message = hint.get("message") if isinstance(hint, dict) else None
+        if hint and hint.get("check") == "term_list" and isinstance(message, str) and message.endswith(delivered):
+            hint["message"] = message[: -len(delivered)] + stopped

@@ -291,6 +291,9 @@ def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events
         "detail": detail,
     }])
     if blocking:
+        from governance.messages import settle_reported_hints
+
+        settle_reported_hints(body["hints"], facts.reader_language)
         body["outcome"] = "blocked"
         body.pop("text", None)
         body.pop("tool_calls", None)
