@@ -548,6 +548,7 @@ class GovernanceEvent(models.Model):
         REJECTED = "rejected", _("Rejected in review")
         RELEASED = "released", _("Policy released")
         PROVIDER_FAILED = "provider_failed", _("Provider failed")
+        RETRIED = "retried", _("Retried in review")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
