@@ -40,6 +40,9 @@ class PolicyTestView(GavelAPIView):
     @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    summary="Screen the policy examples under the policy, or under a draft (nothing written)")
     def post(self, request):
+        if not request.body.strip():
+            raise BadInput(_("Send a JSON object (it may be empty: {})."),
+                           fields={"body": [_("The body is empty.")]})
         data = self.parsed(PolicyTestRequest, request)
         draft = data.get("draft")
         if isinstance(draft, str):
