@@ -20,7 +20,9 @@ from governance.policy.testing import JUDGE_MODES
 
 
 class PolicyTestRequest(serializers.Serializer):
-    draft = serializers.JSONField(required=False, help_text="A policy document as JSON, or as a YAML string.")
+    draft = serializers.JSONField(required=False, allow_null=True,
+                                  help_text="A policy document as JSON, or as a YAML string; null or absent: "
+                                            "the current policy.")
     only = serializers.ListField(child=serializers.CharField(), required=False,
                                  help_text="Names of the examples to screen (default: every example).")
     judges = serializers.ChoiceField(JUDGE_MODES, default="cached",

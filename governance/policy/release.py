@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from django.db import transaction
 from django.utils.translation import gettext as _
 
-from governance.errors import BadInput, Conflict, UnknownRecord  # noqa: F401 -- raised through here
+from governance.errors import Conflict, UnknownRecord  # noqa: F401 -- UnknownRecord: callers catch it from here
 from governance.policy import replay as replaying
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
 
