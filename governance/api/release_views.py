@@ -12,6 +12,7 @@ from rest_framework.response import Response
 
 from governance import policy
 from governance.api.auth import IsAdminConsumer
+from governance.api.serializers import StrictSerializer
 from governance.api.views import ERRORS, GavelAPIView
 from governance.errors import BadInput
 from governance.models import PolicyVersion
@@ -19,7 +20,7 @@ from governance.policy import release, versions
 from governance.policy.testing import JUDGE_MODES
 
 
-class PolicyTestRequest(serializers.Serializer):
+class PolicyTestRequest(StrictSerializer):
     draft = serializers.JSONField(required=False, allow_null=True,
                                   help_text="A policy document as JSON, or as a YAML string; null or absent: "
                                             "the current policy.")
@@ -27,12 +28,6 @@ class PolicyTestRequest(serializers.Serializer):
                                  help_text="Names of the examples to screen (default: every example).")
     judges = serializers.ChoiceField(JUDGE_MODES, default="cached",
                                      help_text="live: ask every judge; cached: reuse kept verdicts; skip: ask none.")
-
-    def validate(self, data):
-        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
-        if unknown:
-            raise serializers.ValidationError({key: [_("Unknown key.")] for key in sorted(unknown)})
-        return data
 
 
 class PolicyTestView(GavelAPIView):
