@@ -5,7 +5,7 @@ Administrator consumers only, like the policy document itself. Thin: governance.
 import yaml
 from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
 from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
@@ -13,15 +13,21 @@ from rest_framework.response import Response
 from governance import policy
 from governance.api.auth import IsAdminConsumer
 from governance.api.serializers import StrictSerializer
-from governance.api.views import ERRORS, GavelAPIView
+from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
 from governance.errors import BadInput
 from governance.models import PolicyVersion
 from governance.policy import release, versions
 from governance.policy.testing import JUDGE_MODES
 
 
+@extend_schema_field({"oneOf": [POLICY_DOCUMENT, {"type": "string", "description": "The document as YAML."}],
+                      "nullable": True})
+class DraftField(serializers.JSONField):
+    """A policy document as JSON, or its YAML as one string (the import reads both)."""
+
+
 class PolicyTestRequest(StrictSerializer):
-    draft = serializers.JSONField(required=False, allow_null=True,
+    draft = DraftField(required=False, allow_null=True,
                                   help_text="A policy document as JSON, or as a YAML string; null or absent: "
                                             "the current policy.")
     only = serializers.ListField(child=serializers.CharField(), required=False,
