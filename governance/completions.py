@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance import services
+from governance import connections, services
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, write_events
@@ -238,6 +238,7 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                     raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
                                         correlation_id=correlation_id, actor=actor)
                 continue  # a fallback over its own cap is skipped
+            connections.release()  # a pooled worker thread holds no connection while the model answers
             try:
                 reply = ask(candidate, model_target(candidate, left))
             except ProviderError as exc:
