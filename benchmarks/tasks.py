@@ -96,6 +96,38 @@ def stop(processes):
             process.kill()
 
 
+PROVIDER = """
+import sys, threading
+sys.path.insert(0, sys.argv[1])
+from tests.provider_server import ProviderServer
+server = ProviderServer().start()
+server.set_default({"text": sys.argv[2], "delay": float(sys.argv[3])} if float(sys.argv[3]) else {"text": sys.argv[2]})
+print(server.base_url, flush=True)
+threading.Event().wait()
+"""
+
+
+class ProviderProcess:
+    """The test provider server in a process of its own, so it never competes for this one's GIL."""
+
+    def __init__(self):
+        self.process = None
+        self.base_url = ""
+
+    def start(self, delay: float) -> str:
+        self.stop()
+        self.process = subprocess.Popen([sys.executable, "-c", PROVIDER, str(ROOT), ANSWER, str(delay)],
+                                        stdout=subprocess.PIPE, text=True)
+        self.base_url = self.process.stdout.readline().strip()
+        return self.base_url
+
+    def stop(self):
+        if self.process:
+            self.process.terminate()
+            self.process.wait()
+            self.process = None
+
+
 def percentile(values: list[float], share: float) -> float:
     ordered = sorted(values)
     return ordered[min(int(round(share * (len(ordered) - 1))), len(ordered) - 1)]
@@ -106,7 +138,11 @@ def run(workers: int, count: int, client, configuration: str, server, delay: flo
 
     from governance.models import Task
 
-    server.set_default({"text": ANSWER, "delay": delay} if delay else {"text": ANSWER})
+    from governance.models import Provider as ProviderRecord
+
+    record = ProviderRecord.objects.get(name="bench")
+    record.api_base = server.start(delay)
+    record.save()  # bumps the policy version, so no process keeps the old address
     queue_name = f"gavel-bench-{uuid.uuid4().hex[:6]}"
     settings.CELERY_TASK_DEFAULT_QUEUE = queue_name
     processes = start_workers(workers, queue_name, extra_env)
@@ -180,7 +216,11 @@ def profile_stages(client, configuration: str, server, count: int) -> tuple[dict
     import judging.llm as llm
     from governance import tasks as celery_tasks
 
-    server.set_default({"text": ANSWER})
+    from governance.models import Provider as ProviderRecord
+
+    record = ProviderRecord.objects.get(name="bench")
+    record.api_base = server.start(0.0)
+    record.save()  # bumps the policy version, so no process keeps the old address
     stages = Stages()
     sent: list[str] = []
     patches = []
@@ -253,11 +293,10 @@ def main():
 
     from django.test import Client
 
-    from governance.models import Configuration, Consumer, Provider
-    from tests.provider_server import ProviderServer
-
-    server = ProviderServer().start()
-    provider = Provider.objects.create(name="bench", route="openai", api_base=server.base_url,
+    from governance.models import Configuration, Consumer
+    from governance.models import Provider
+    server = ProviderProcess()
+    provider = Provider.objects.create(name="bench", route="openai", api_base="http://127.0.0.1:9/v1",
                                        api_key_env="BENCH_API_KEY", trust_zone="local", timeout=10)
     configuration = Configuration.objects.create(identifier="bench-writer", provider=provider, model="writer")
     consumer = Consumer(name="bench", throttle_rate="1000000/min")

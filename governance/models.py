@@ -78,6 +78,18 @@ class Provider(models.Model):
     )
     timeout = models.PositiveIntegerField(_("timeout"), default=30, validators=[MinValueValidator(1)],
                                           help_text=_("seconds"))
+    # Held across every web process and worker through Redis (governance/limits.py); 0 = no limit.
+    max_concurrency = models.PositiveIntegerField(
+        _("most calls at once"), default=0,
+        help_text=_("How many calls this provider is asked at the same time, across every process; 0 means no "
+                    "limit."))
+    requests_per_minute = models.PositiveIntegerField(
+        _("requests per minute"), default=0,
+        help_text=_("How many calls this provider is asked per minute, across every process; 0 means no limit."))
+    tokens_per_minute = models.PositiveIntegerField(
+        _("tokens per minute"), default=0,
+        help_text=_("How many tokens (prompt and answer) this provider is sent per minute, across every process; "
+                    "0 means no limit."))
     price_per_mtok_in = models.DecimalField(_("price per million input tokens"), max_digits=12, decimal_places=6,
                                             null=True, blank=True,
                                             help_text=_("For cost and the daily cost cap; blank uses litellm's "

@@ -38,6 +38,7 @@ NAME_KEYS = {
 }
 PROVIDER_KEYS = (
     "name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
+    "max_concurrency", "requests_per_minute", "tokens_per_minute",
     "price_per_mtok_in", "price_per_mtok_out",
 )
 CONFIGURATION_KEYS = (
@@ -170,6 +171,9 @@ def export_policy() -> dict:
             "api_key_env": _or_none(p.api_key_env),
             "trust_zone": _or_none(p.trust_zone),
             "timeout": p.timeout,
+            "max_concurrency": p.max_concurrency,
+            "requests_per_minute": p.requests_per_minute,
+            "tokens_per_minute": p.tokens_per_minute,
             "price_per_mtok_in": _number(p.price_per_mtok_in),
             "price_per_mtok_out": _number(p.price_per_mtok_out),
         }
@@ -532,6 +536,9 @@ def _read_provider(errors: _Errors, path: str, data: dict) -> _Record:
         "trust_zone": r.choice("trust_zone", [z for z, _label in Provider._meta.get_field("trust_zone").choices],
                                "", nullable=True),
         "timeout": r.integer("timeout", _default(Provider, "timeout"), minimum=1),
+        "max_concurrency": r.integer("max_concurrency", 0, minimum=0),
+        "requests_per_minute": r.integer("requests_per_minute", 0, minimum=0),
+        "tokens_per_minute": r.integer("tokens_per_minute", 0, minimum=0),
         "price_per_mtok_in": r.decimal("price_per_mtok_in", None, nullable=True),
         "price_per_mtok_out": r.decimal("price_per_mtok_out", None, nullable=True),
     }
@@ -895,6 +902,7 @@ def _stored(obj, section: str) -> dict:
 
 READ_FIELDS = {
     "providers": ("name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
+                  "max_concurrency", "requests_per_minute", "tokens_per_minute",
                   "price_per_mtok_in", "price_per_mtok_out"),
     "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout",
                        "budget_daily_requests", "budget_daily_tokens", "budget_daily_cost", "context_tags",

@@ -266,6 +266,11 @@ GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)
 # A worker process shares this many PostgreSQL connections among its threads (psycopg's pool);
 # a thread gives its connection back while it waits for a model (docs/operations.md).
 GAVEL_WORKER_DB_CONNECTIONS = env_int("GAVEL_WORKER_DB_CONNECTIONS", 8)
+# A queued task whose provider is at a limit waits this long in its worker thread before it is sent
+# again with a countdown (SPEC 10.1); a completion waits up to its timeout, then 429 provider_busy.
+GAVEL_TASK_LIMIT_WAIT_SECONDS = env_int("GAVEL_TASK_LIMIT_WAIT_SECONDS", 2)
+# The window of requests_per_minute and tokens_per_minute. Only tests shorten it.
+GAVEL_LIMIT_WINDOW_SECONDS = env_int("GAVEL_LIMIT_WINDOW_SECONDS", 60)
 
 # --- Behind TLS (GAVEL_HTTPS=1): one switch for a deployment whose proxy terminates HTTPS. ---
 # The proxy must set X-Forwarded-Proto (and strip it from clients); /healthz stays reachable over plain

@@ -48,6 +48,15 @@ def run_task(task_id: str) -> str:
             logger.info("task %s attempt %s: provider failed (%s), next attempt in %.0f s",
                         task_id, task.attempts, outcome[6:], delay)
             queue.enqueue(task_id, countdown=delay)
+    elif outcome.startswith("limited:"):
+        # The provider is at one of its limits (SPEC 10.1): the row is queued again, the message
+        # sent again with a countdown — never a lost task, never a burst of 429s at the provider.
+        task = Task.objects.get(pk=task_id)
+        delay = min(queue.limit_countdown(float(outcome.split(":", 1)[1])), visibility_timeout() / 2)
+        if queue.release_for_limit(task, delay) and not settings.CELERY_TASK_ALWAYS_EAGER:
+            # (Eager runs have already waited the call's timeout in the request; the row stays
+            # queued for the sweep rather than run again inside the same request.)
+            queue.enqueue(task_id, countdown=delay)
     elif outcome in ("done", "failed"):
         queue.notify(task_id)
     return outcome
