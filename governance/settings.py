@@ -242,6 +242,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Gavel's own settings ---
 GAVEL_MAX_TEXT_BYTES = env_int("GAVEL_MAX_TEXT_BYTES", 1024 * 1024)
+# A batch of up to 10,000 task bodies (POST /api/v1/batches) may be this large.
+GAVEL_MAX_BATCH_BYTES = env_int("GAVEL_MAX_BATCH_BYTES", 64 * 1024 * 1024)
 # Django refuses bodies above this itself; keep it above Gavel's own limit so
 # Gavel answers the 413 with its error shape.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024

@@ -45,18 +45,20 @@ class AnyAccept(DefaultContentNegotiation):
 class GavelAPIView(APIView):
     """Base view: body-size limit before parsing, request id as the correlation id."""
 
+    def body_limit(self) -> int:
+        return settings.GAVEL_MAX_TEXT_BYTES
+
     def initial(self, request, *args, **kwargs):
         if self.body_too_large(request):
             raise TooLarge(
-                _("The request body is larger than %(limit)d bytes.") % {"limit": settings.GAVEL_MAX_TEXT_BYTES}
+                _("The request body is larger than %(limit)d bytes.") % {"limit": self.body_limit()}
             )
         super().initial(request, *args, **kwargs)
 
-    @staticmethod
-    def body_too_large(request) -> bool:
+    def body_too_large(self, request) -> bool:
         """The declared length first (nothing read), then the body itself: a missing or understated
         Content-Length is no way past the limit."""
-        limit = settings.GAVEL_MAX_TEXT_BYTES
+        limit = self.body_limit()
         try:
             if int(request.META.get("CONTENT_LENGTH") or "0") > limit:
                 return True
@@ -394,6 +396,24 @@ PAGE_PARAMETER = OpenApiParameter("page", {"type": "integer", "minimum": 1, "max
 
 
 class BatchesView(GavelAPIView):
+    def body_limit(self) -> int:
+        return settings.GAVEL_MAX_BATCH_BYTES
+
+    def initial(self, request, *args, **kwargs):
+        # A batch may be larger than one text (DATA_UPLOAD_MAX_MEMORY_SIZE, which Django applies when
+        # the body is read): read it here, up to the batch limit, and hand it on as the body.
+        raw = request._request
+        try:
+            length = int(raw.META.get("CONTENT_LENGTH") or "0")
+        except ValueError:
+            length = 0
+        if raw.method == "POST" and 0 < length <= self.body_limit() and not hasattr(raw, "_body"):
+            import io
+
+            raw._body = raw.read(length)
+            raw._stream = io.BytesIO(raw._body)
+        super().initial(request, *args, **kwargs)
+
     @extend_schema(
         request=serializers.BatchRequestSerializer,
         responses={202: serializers.BatchSerializer, **ERRORS},
