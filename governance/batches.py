@@ -68,26 +68,38 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
         batch.save()
         Task.objects.bulk_create(rows, batch_size=1000)
         ids = [row.pk for row in rows]
-        transaction.on_commit(lambda: publish(ids))
+        transaction.on_commit(lambda: publish(batch.pk, ids))
     return batch
 
 
-def publish(ids) -> None:
-    """Send every id to the workers over one broker connection. What cannot be sent stays queued;
-    the sweep sends it again."""
-    from governance.celery import app
-    from governance.tasks import run_task
+def publish(batch_id, ids) -> None:
+    """Ask the workers for the batch with one message; a worker sends the tasks' own messages
+    (`fan_out`), so the request that queued 10,000 rows does not wait for 10,000 sends. What cannot
+    be sent stays queued; the sweep sends it again."""
+    from governance.tasks import publish_batch
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         for task_id in ids:
             queue.enqueue(task_id)
         return
     try:
-        with app.producer_or_acquire() as producer:
-            for task_id in ids:
-                run_task.apply_async(args=[str(task_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE, producer=producer)
+        publish_batch.apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the rows
-        logger.warning("could not send a batch's tasks to the broker; the sweep will send them again", exc_info=True)
+        logger.warning("could not send batch %s to the broker; the sweep will send its tasks", batch_id,
+                       exc_info=True)
+
+
+def fan_out(batch_id) -> int:
+    """Send a message for every queued task of the batch, over one broker connection (a worker runs this)."""
+    from governance.celery import app
+    from governance.tasks import run_task
+
+    ids = list(Task.objects.filter(batch_id=batch_id, status=Status.QUEUED).order_by("created", "pk")
+               .values_list("pk", flat=True))
+    with app.producer_or_acquire() as producer:
+        for task_id in ids:
+            run_task.apply_async(args=[str(task_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE, producer=producer)
+    return len(ids)
 
 
 def counts(batch: Batch) -> dict[str, int]:

@@ -67,6 +67,14 @@ def run_task(task_id: str) -> str:
     return outcome
 
 
+@app.task(name="governance.publish_batch", acks_late=True, ignore_result=True)
+def publish_batch(batch_id: str) -> int:
+    """Send the messages of a batch's queued tasks (one message asked for all of them)."""
+    from governance import batches
+
+    return batches.fan_out(batch_id)
+
+
 @app.task(name="governance.deliver_batch_callback", bind=True, acks_late=True, ignore_result=True,
           max_retries=None)
 def deliver_batch_callback(self, batch_id: str) -> bool:

@@ -5,6 +5,7 @@ from governance import batches
 from governance.models import Batch, Task
 from tests.governance.test_task_workers import CLEAN
 from tests.governance.test_tasks_api import eager, receiver  # noqa: F401  (fixtures)
+from tests.governance.test_task_workers import broker, workers, writers  # noqa: F401  (fixtures)
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,7 @@ def test_more_than_10000_items_is_400(api, post):
 
 
 def test_cancel_stops_what_is_still_queued(api, post, monkeypatch, provider_server):
-    monkeypatch.setattr(batches, "publish", lambda ids: None)  # no worker has taken any yet
+    monkeypatch.setattr(batches, "publish", lambda batch_id, ids: None)  # no worker has taken any yet
     body = post({"items": [item(i) for i in range(5)]}).json()
     first = Task.objects.filter(batch_id=body["id"]).order_by("created").first()
     Task.objects.filter(pk=first.pk).update(status="running")  # a worker claimed this one
@@ -80,7 +81,7 @@ def test_cancel_stops_what_is_still_queued(api, post, monkeypatch, provider_serv
 def test_another_consumers_batch_is_404(api, post, make_consumer, configuration, monkeypatch):
     from rest_framework.test import APIClient
 
-    monkeypatch.setattr(batches, "publish", lambda ids: None)
+    monkeypatch.setattr(batches, "publish", lambda batch_id, ids: None)
     body = post({"items": [item(0)]}).json()
     _consumer, token = make_consumer("other-app", [configuration])
     other = APIClient()
@@ -102,3 +103,22 @@ def test_one_callback_when_the_batch_has_finished(api, post, eager, provider_ser
     (sent,) = hook.received
     assert sent["id"] == response.json()["id"] and sent["counts"]["ready"] == 3 and sent["done"] == 1.0
     assert api.get(f"/api/v1/batches/{sent['id']}").json()["callback"]["status"] == "delivered"
+
+
+@pytest.mark.worker
+@pytest.mark.django_db(transaction=True)
+def test_real_workers_run_a_batch_sent_as_one_message_and_finish_it(workers, writers, provider_server):
+    """The batch is published as one message; a worker sends its tasks' messages; all finish once."""
+    from tests.governance.test_task_workers import requests_per_task, wait_until
+
+    consumer, clean, _ = writers
+    provider_server.set_default({"text": CLEAN})
+    workers.start(1)
+    data = {"name": "catalogue", "items": [
+        {"kind": "queued_task", "configuration": clean.identifier, "instruction": f"Task number {n}: write."}
+        for n in range(40)]}
+    batch = batches.submit(data, consumer=consumer, actor="test")  # committed at once (transaction=True)
+    wait_until(lambda: Batch.objects.get(pk=batch.pk).finished_at is not None, 120, workers, "the batch to finish")
+    body = batches.batch_json(Batch.objects.get(pk=batch.pk))
+    assert body["counts"]["ready"] == 40 and body["done"] == 1.0
+    assert set(requests_per_task(provider_server).values()) == {1} and len(requests_per_task(provider_server)) == 40
