@@ -16,16 +16,21 @@ class QueueFilter(forms.Form):
                                choices=_blank(_("any status")) + list(Task.Status.choices))
     kind = forms.ChoiceField(label=_("Kind"), required=False, choices=_blank(_("any kind")) + list(Task.Kind.choices))
     configuration = forms.ChoiceField(label=_("Configuration"), required=False)
+    batch = forms.ChoiceField(label=_("Batch"), required=False)
 
-    def __init__(self, *args, configurations=(), **kwargs):
+    def __init__(self, *args, configurations=(), batches=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["configuration"].choices = _blank(_("any configuration")) + [(c, c) for c in configurations]
+        self.fields["batch"].choices = _blank(_("any batch")) + [(str(b.pk), str(b)) for b in batches]
 
     def filters(self) -> dict:
         """The valid filters only: a bad one is shown as an error and left out."""
         self.is_valid()
         data = getattr(self, "cleaned_data", {})
-        return {name: data[name] for name in ("status", "kind", "configuration") if data.get(name)}
+        found = {name: data[name] for name in ("status", "kind", "configuration") if data.get(name)}
+        if data.get("batch"):
+            found["batch_id"] = data["batch"]
+        return found
 
 
 class EditForm(forms.Form):

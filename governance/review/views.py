@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_POST
 from governance import queue
 from governance.errors import Conflict
 from governance.messages import reason_text
-from governance.models import Provider, Task
+from governance.models import Batch, Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
 from governance.review.forms import EditForm, QueueFilter
@@ -44,7 +44,8 @@ def _check_names():
 # --- the queue ---
 def _queue(request):
     configurations = (Task.objects.order_by("configuration").values_list("configuration", flat=True).distinct())
-    form = QueueFilter(request.GET or None, configurations=list(configurations))
+    form = QueueFilter(request.GET or None, configurations=list(configurations),
+                       batches=list(Batch.objects.only("id", "name").order_by("-created")[:50]))
     filters = form.filters() if request.GET else {}
     scope = {k: v for k, v in filters.items() if k != "status"}
     counts = dict(Task.objects.filter(**scope).values_list("status").annotate(n=Count("pk")).order_by())
@@ -80,7 +81,20 @@ def queue_list(request):
         "title": _("Review queue"), "form": form, "page": page, "status_links": status_links,
         "total": sum(counts.values()), "all_query": all_link.urlencode(), "any_status": "status" not in filters,
         "query": query.urlencode(), "signature": _queue_signature(counts, page),
+        "batch": batch_progress(filters.get("batch_id")),
     })
+
+
+def batch_progress(batch_id, counts: dict | None = None) -> dict | None:
+    """A batch's progress bar: its name, how many of its tasks have finished, of how many."""
+    batch = Batch.objects.filter(pk=batch_id).first() if batch_id else None
+    if batch is None:
+        return None
+    if counts is None:
+        counts = dict(Task.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")).order_by())
+    finished = sum(counts.get(str(s), 0) for s in Task.FINISHED)
+    return {"batch": batch, "finished": finished, "total": batch.total,
+            "percent": round(100 * finished / batch.total) if batch.total else 100}
 
 
 @require_GET
@@ -226,4 +240,6 @@ def dashboard(request):
         days = None
     context = numbers.summary(days)
     context["title"] = _("Dashboard")
+    context["batches_in_progress"] = [
+        batch_progress(batch.pk) for batch in Batch.objects.filter(finished_at__isnull=True).order_by("-created")[:10]]
     return render(request, "review/dashboard.html", context)
