@@ -389,6 +389,11 @@ class ProviderAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
     ordering = ("name",)
     fieldsets = (
         (None, {"fields": ("name", "kind", "timeout")}),
+        (_("Limits"), {
+            "fields": ("max_concurrency", "requests_per_minute", "tokens_per_minute"),
+            "description": _("Held across every web process and worker; a call over a limit waits. 0 means no "
+                             "limit."),
+        }),
         (_("Price per million tokens"), {
             "fields": ("price_per_mtok_in", "price_per_mtok_out"),
             "description": _("Used for cost; litellm's price map is only a fallback."),

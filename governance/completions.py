@@ -17,7 +17,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance import services
+from governance import connections, limits, services
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, UsageDay
 from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall, write_events
@@ -207,13 +207,16 @@ _SAMPLING_KEYS = ("temperature", "max_tokens", "client_temperature", "client_max
 
 
 def call_model(configuration: Configuration, messages: list[dict], *, correlation_id: str, actor: str,
-               timeout_cap: float | None = None, own_system_prompt: bool = True, **options):
+               timeout_cap: float | None = None, own_system_prompt: bool = True, busy_wait: float | None = None,
+               **options):
     """Ask the configuration, falling back on connection errors, timeouts, 429 and 5xx only.
 
     Returns (reply, serving configuration). Budget caps are checked before any provider is asked.
     `timeout_cap` bounds the whole chain, fallbacks included: each attempt gets its own timeout or
     the time left, whichever is less, and none starts once the time is up (ProviderTimedOut).
     `own_system_prompt=False` sends `messages` exactly, without the configurations' system prompts.
+    A provider at one of its limits is waited for up to `busy_wait` seconds (default: the call's
+    timeout), then ProviderBusy (governance/limits.py).
     """
     from judging.llm import complete
 
@@ -224,7 +227,9 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
             **sampling(candidate, options),
         )
 
-    return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+    tokens = limits.rough_tokens(messages) + int(options.get("max_tokens") or 0)
+    return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap,
+                          busy_wait=busy_wait, tokens=tokens)
 
 
 def call_decision(configuration: Configuration, questions: dict, state, *, correlation_id: str, actor: str,
@@ -236,11 +241,12 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
     from judging.llm import decide
 
     return _through_chain(configuration, lambda candidate, target: decide(target, questions, state),
-                          correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap)
+                          correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap,
+                          tokens=limits.rough_tokens([questions, state]))
 
 
 def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
-                   timeout_cap: float | None):
+                   timeout_cap: float | None, busy_wait: float | None = None, tokens: int = 0):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
     from governance import provider_failures
     from judging.llm import ProviderError, UnsupportedParameters
@@ -259,15 +265,24 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                 left = deadline - time.monotonic()
                 if left <= 0:
                     raise ProviderTimedOut(_("Every provider of the chain timed out."))
-            day = claim_request(candidate)
-            if day is None:
-                if candidate is configuration:
-                    # Refused before any provider is asked (SPEC §2.2).
-                    raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
-                                        correlation_id=correlation_id, actor=actor)
-                continue  # a fallback over its own cap is skipped
+            # The provider's limits, across every process (SPEC 10.1): wait for a place, else ProviderBusy.
+            timeout = float(candidate.effective_timeout()) if left is None else min(left, candidate.effective_timeout())
+            slot = limits.acquire(candidate.provider, tokens=tokens,
+                                  wait_up_to=timeout if busy_wait is None else min(busy_wait, timeout))
+            reply = None
             try:
-                reply = ask(candidate, model_target(candidate, left))
+                day = claim_request(candidate)
+                if day is None:
+                    if candidate is configuration:
+                        # Refused before any provider is asked (SPEC §2.2).
+                        raise refuse_budget(configuration, over_budget(configuration) or "daily_requests",
+                                            correlation_id=correlation_id, actor=actor)
+                    continue  # a fallback over its own cap is skipped
+                if deadline is not None and deadline - time.monotonic() <= 0:
+                    raise ProviderTimedOut(_("Every provider of the chain timed out."))
+                connections.release()  # a pooled worker thread holds no connection while the model answers
+                reply = ask(candidate, model_target(candidate, None if deadline is None
+                                                    else deadline - time.monotonic()))
             except UnsupportedParameters as exc:  # a fallback on a route that does not take them
                 raise _unsupported(exc) from exc
             except ProviderError as exc:
@@ -280,6 +295,8 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
                 if not exc.retryable:
                     raise _refused(failure) from exc
                 continue
+            finally:
+                slot.release(reply.usage.get("total_tokens", 0) if reply is not None else None)
             _count_usage(candidate, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
             answered_by = candidate.identifier
             return reply, candidate
@@ -308,6 +325,7 @@ class PreparedCall:
     correlation_id: str
     policy_version: int
     options: dict = field(default_factory=dict)
+    busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
 
     def facts(self, served_by=None) -> CallFacts:
         return CallFacts(
@@ -377,7 +395,7 @@ def run(call: PreparedCall) -> dict:
     from governance.escalation import screen_generated
 
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
-                               actor=call.actor, **call.options)
+                               actor=call.actor, busy_wait=call.busy_wait, **call.options)
     # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
     result = screen_generated(call, Output(text=reply.text or "", tool_calls=_tool_calls(reply)), reply, served)
     body = result.screening.as_response(call.policy_version)
@@ -414,8 +432,16 @@ def open_stream(call: PreparedCall):
                                  actor=call.actor, answered_by=answered_by)
 
     for candidate in chain_of(call.configuration):
-        day = claim_request(candidate)
+        # The provider's limits (SPEC 10.1): the place is held until the stream has ended (stream_steps).
+        slot = limits.acquire(candidate.provider, tokens=limits.rough_tokens(call.messages),
+                              wait_up_to=float(candidate.effective_timeout()))
+        try:
+            day = claim_request(candidate)
+        except BaseException:
+            slot.release()
+            raise
         if day is None:
+            slot.release()
             if candidate is call.configuration:
                 raise refuse_budget(candidate, over_budget(candidate) or "daily_requests",
                                     correlation_id=call.correlation_id, actor=call.actor)
@@ -423,11 +449,15 @@ def open_stream(call: PreparedCall):
         try:
             handle = stream(model_target(candidate), _messages_for(candidate, call.messages),
                             **sampling(candidate, call.options))
+            handle.limit_slot = slot
             iterator = iter(handle)
             first = next(iterator, None)
-        except UnsupportedParameters as exc:
-            raise _unsupported(exc) from exc
-        except ProviderError as exc:
+        except BaseException as exc:
+            slot.release()
+            if isinstance(exc, UnsupportedParameters):
+                raise _unsupported(exc) from exc
+            if not isinstance(exc, ProviderError):
+                raise
             _count_failure(candidate, day)
             errors.append(exc)
             failures.append(provider_failures.facts(candidate, exc))
@@ -489,6 +519,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
             if rest:
                 yield "delta", {"text": rest}
         reply = handle.reply
+        getattr(handle, "limit_slot", limits.NO_LIMIT).release(reply.usage.get("total_tokens", 0))
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
         result = screen_generated(call, Output(text="".join(parts), tool_calls=_tool_calls(reply)), reply, served,
@@ -497,6 +528,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
     except Exception as exc:
         # After the first chunk there is no fallback, and the text was not
         # screened whole: say so, and still end with `done` (SPEC §8.1).
+        getattr(handle, "limit_slot", limits.NO_LIMIT).release()
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
             from governance import provider_failures

@@ -60,3 +60,16 @@ class ProviderFailed(GavelError):
 
 class ProviderTimedOut(GavelError):
     default_code = "provider_timeout"
+
+
+class ProviderBusy(GavelError):
+    """The provider is at one of its limits (SPEC 10.1); `wait` says after how many seconds to ask again."""
+
+    default_code = "provider_busy"
+
+    def __init__(self, message: str, *, provider: str = "", reason: str = "", wait: float = 1.0, **kwargs):
+        super().__init__(message, **kwargs)
+        self.provider = provider
+        self.reason = reason
+        self.wait = wait
+        self.retry_after = max(1, int(wait + 0.999))

@@ -78,6 +78,18 @@ class Provider(models.Model):
     )
     timeout = models.PositiveIntegerField(_("timeout"), default=30, validators=[MinValueValidator(1)],
                                           help_text=_("seconds"))
+    # Held across every web process and worker through Redis (governance/limits.py); 0 = no limit.
+    max_concurrency = models.PositiveIntegerField(
+        _("most calls at once"), default=0,
+        help_text=_("How many calls this provider is asked at the same time, across every process; 0 means no "
+                    "limit."))
+    requests_per_minute = models.PositiveIntegerField(
+        _("requests per minute"), default=0,
+        help_text=_("How many calls this provider is asked per minute, across every process; 0 means no limit."))
+    tokens_per_minute = models.PositiveIntegerField(
+        _("tokens per minute"), default=0,
+        help_text=_("How many tokens (prompt and answer) this provider is sent per minute, across every process; "
+                    "0 means no limit."))
     price_per_mtok_in = models.DecimalField(_("price per million input tokens"), max_digits=12, decimal_places=6,
                                             null=True, blank=True,
                                             help_text=_("For cost and the daily cost cap; blank uses litellm's "
@@ -710,6 +722,8 @@ class Task(models.Model):
         _("callback URL"), max_length=1000, blank=True, default="",
         help_text=_("Gavel posts the task as JSON here when it is ready, blocked, failed, accepted or rejected. "
                     "Its host must be on GAVEL_CALLBACK_HOSTS."))
+    batch = models.ForeignKey("Batch", null=True, blank=True, on_delete=models.SET_NULL, related_name="tasks",
+                              verbose_name=_("batch"), help_text=_("The batch the task was submitted in, if any."))
 
     attempts = models.PositiveIntegerField(_("attempts"), default=0,
                                            help_text=_("How many times a worker claimed this task."))
@@ -909,3 +923,29 @@ class PolicyRevision(models.Model):
         import zlib
 
         return zlib.decompress(bytes(self.document)).decode("utf-8")
+class Batch(models.Model):
+    """Up to 10,000 tasks submitted at once (SPEC 10.1): their progress, one callback at the end."""
+
+    id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
+    name = models.CharField(_("name"), max_length=200, blank=True, default="",
+                            help_text=_("What the batch is, as its consumer named it."))
+    consumer = models.ForeignKey(Consumer, null=True, blank=True, on_delete=models.SET_NULL, related_name="batches",
+                                 verbose_name=_("consumer"), help_text=_("The consumer that submitted the batch."))
+    created = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
+    total = models.PositiveIntegerField(_("total"), default=0, help_text=_("How many tasks the batch holds."))
+    finished_at = models.DateTimeField(_("finished"), null=True, blank=True,
+                                       help_text=_("When the last of its tasks finished. Blank while any still runs."))
+    callback_url = models.URLField(
+        _("callback URL"), max_length=1000, blank=True, default="",
+        help_text=_("Gavel posts the batch as JSON here once, when it has finished."))
+    callback_status = models.CharField(_("callback status"), max_length=16, blank=True, default="")
+    callback_attempts = models.PositiveIntegerField(_("callback attempts"), default=0)
+    callback_error = models.CharField(_("callback error"), max_length=500, blank=True, default="")
+
+    class Meta:
+        verbose_name = _("batch")
+        verbose_name_plural = _("batches")
+        ordering = ["-created"]
+
+    def __str__(self):
+        return self.name or str(self.pk)

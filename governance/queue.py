@@ -23,8 +23,10 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance import completions, services
-from governance.errors import BadInput, BudgetExceeded, Conflict, GavelError, ProviderFailed, ProviderTimedOut
-from governance.models import Configuration, PolicyVersion, Task
+from governance.errors import (
+    BadInput, BudgetExceeded, Conflict, GavelError, ProviderBusy, ProviderFailed, ProviderTimedOut,
+)
+from governance.models import PolicyVersion, Task
 from governance.screening import CallFacts, Output, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.queue")
@@ -195,20 +197,36 @@ def claim(task_id) -> tuple[Task | None, float]:
     """Take the task for this worker: (task, 0) — or (None, seconds to wait) when another
     worker's lease is still running, or (None, 0) when there is nothing to do.
 
-    One conditional UPDATE decides: a queued row, or a running row whose lease has
-    passed (its worker died), becomes running under a new attempt number.
+    One conditional UPDATE decides: a queued row, or a running row whose lease has passed (its
+    worker died), becomes running under a new attempt number — the attempt number read just
+    before, so of two workers that read the same row only one takes it. The lease is the run's
+    own budget from the start (one write, one commit).
     """
-    now = timezone.now()
-    claimed = Task.objects.filter(pk=task_id).filter(
-        Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_until__lt=now)
-    ).update(status=Status.RUNNING, lease_until=now + timedelta(seconds=lease_seconds()),
-             attempts=F("attempts") + 1, next_attempt_at=None, updated=now)
     task = Task.objects.filter(pk=task_id).first()
     if task is None:
         return None, 0.0
+    now = timezone.now()
+    if task.status == Status.RUNNING and task.lease_until and task.lease_until >= now:
+        return None, max((task.lease_until - now).total_seconds(), 0.0) + 1.0
+    if task.status not in (Status.QUEUED, Status.RUNNING):
+        return None, 0.0
+    lease = lease_seconds()
+    try:
+        configuration, also = _configurations(task)
+        lease = max(lease, run_budget_seconds(configuration, also))
+    except GavelError:
+        pass  # the run fails it with the reason
+    lease_until = now + timedelta(seconds=lease)
+    claimed = Task.objects.filter(pk=task_id, attempts=task.attempts).filter(
+        Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_until__lt=now)
+    ).update(status=Status.RUNNING, lease_until=lease_until, attempts=F("attempts") + 1, next_attempt_at=None,
+             updated=now)
     if claimed:
+        task.status, task.lease_until, task.attempts, task.next_attempt_at, task.updated = (
+            Status.RUNNING, lease_until, task.attempts + 1, None, now)
         return task, 0.0
-    if task.status == Status.RUNNING and task.lease_until:
+    task = Task.objects.filter(pk=task_id).first()  # another worker was quicker: say how long it holds it
+    if task is not None and task.status == Status.RUNNING and task.lease_until:
         return None, max((task.lease_until - now).total_seconds(), 0.0) + 1.0
     return None, 0.0
 
@@ -229,12 +247,6 @@ def run_budget_seconds(configuration, also) -> int:
     return int(seconds) + settings.GAVEL_TASK_LEASE_MARGIN_SECONDS
 
 
-def extend_lease(task: Task, seconds: int) -> None:
-    if seconds > lease_seconds():
-        Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
-            lease_until=timezone.now() + timedelta(seconds=seconds))
-
-
 def _finish(task: Task, **values) -> bool:
     """Write the result only while this attempt still holds the claim."""
     now = timezone.now()
@@ -251,6 +263,24 @@ def release_for_retry(task: Task, countdown: float) -> bool:
     now = timezone.now()
     return bool(Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
         status=Status.QUEUED, lease_until=None, next_attempt_at=now + timedelta(seconds=countdown), updated=now))
+
+
+def release_for_limit(task: Task, countdown: float) -> bool:
+    """Give the row back to the queue without counting the attempt: the provider was at a limit
+    and was never asked (the attempt number goes back, so a later claim takes the same number;
+    this worker's claim ends here, so no write of it can follow)."""
+    now = timezone.now()
+    return bool(Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
+        status=Status.QUEUED, attempts=F("attempts") - 1, lease_until=None,
+        next_attempt_at=now + timedelta(seconds=countdown), updated=now))
+
+
+def limit_countdown(wait: float) -> float:
+    """When a task held back by a provider limit is sent again: after the limit's own wait, at
+    least a second, spread so that the held tasks do not all come back at the same instant."""
+    import random
+
+    return max(wait, 1.0) + random.random()  # noqa: S311 - spreading, not secrecy
 
 
 def fail(task: Task, code: str, message: str) -> bool:
@@ -283,14 +313,12 @@ def _task_actor(task: Task) -> str:
 
 
 def _configurations(task: Task):
-    """The task's configurations as they are now; a missing one fails the task with a reason."""
-    names = [task.configuration, *task.also]
-    found = {c.identifier: c for c in Configuration.objects.select_related("provider").filter(identifier__in=names)}
-    missing = [n for n in names if n not in found]
-    if missing:
-        raise GavelError(_("Unknown configuration: %(names)s") % {"names": ", ".join(missing)},
-                         code="unknown_configuration")
-    return found[task.configuration], [found[n] for n in task.also]
+    """The task's configurations as they are now (this process's copy for the current policy
+    version, with their providers and links); a missing one fails the task with a reason."""
+    try:
+        return services.resolve_configurations(task.configuration, list(task.also), None)
+    except GavelError as exc:
+        raise GavelError(exc.message, code="unknown_configuration") from exc
 
 
 def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events: list | None = None) -> dict:
@@ -368,21 +396,33 @@ def generate(task: Task) -> dict:
     """Generate through the configuration (fallbacks, budgets, zones, escalation — the completion
     service) and screen with the task's kind; the §11.1 body plus the field check."""
     configuration, also = _configurations(task)
-    extend_lease(task, run_budget_seconds(configuration, also))
     messages = list(task.messages)
     if task.kind == Task.Kind.FIELD_FILL and task.field:
         messages = [{"role": "system", "content": field_prompt(task.field)}, *messages]
     call = completions.PreparedCall(
         configuration=configuration, also=also, messages=messages, tools=[], read_tools=frozenset(),
         kind=task.kind, site=task.site, language=task.language, actor=_task_actor(task), reader_language=None,
-        correlation_id=task.correlation_id or uuid.uuid4().hex, policy_version=PolicyVersion.current(),
+        correlation_id=task.correlation_id or uuid.uuid4().hex, policy_version=configuration.policy_version,
+        busy_wait=None if settings.CELERY_TASK_ALWAYS_EAGER else settings.GAVEL_TASK_LIMIT_WAIT_SECONDS,
     )
     body = completions.run(call)
     served = None
     if body.get("completion"):
-        from governance.models import Provider
-        served = Provider.objects.filter(name=body["completion"]["provider"]).first()
+        served = _provider_named(body["completion"]["provider"], configuration)
     return apply_field_check(task, body, call.facts(served))
+
+
+def _provider_named(name: str, configuration):
+    """The provider that served the call: one of the chains' (already loaded), else read by name."""
+    chains = completions.chain_of(configuration)
+    if configuration.escalation_id:
+        chains = chains + completions.chain_of(configuration.escalation)
+    for candidate in chains:
+        if candidate.provider.name == name:
+            return candidate.provider
+    from governance.models import Provider
+
+    return Provider.objects.filter(name=name).first()
 
 
 def run(task_id, *, attempt_limit: int | None = None) -> str:
@@ -399,6 +439,9 @@ def run(task_id, *, attempt_limit: int | None = None) -> str:
         return _unexpected(task, limit)
     try:
         body = generate(task)
+    except ProviderBusy as exc:
+        # The provider is at one of its limits (SPEC 10.1): not an attempt; sent again later.
+        return f"limited:{exc.wait:.3f}"
     except (ProviderFailed, ProviderTimedOut) as exc:
         if getattr(exc, "retryable", True) and task.attempts < limit:
             return f"retry:{exc.code}"

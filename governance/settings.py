@@ -254,6 +254,10 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A model call is waiting, not computing (SPEC 10.1): the README's `celery -A governance worker`
+# runs GAVEL_WORKER_CONCURRENCY generations at once in threads of one process (docs/decisions.md).
+CELERY_WORKER_POOL = os.environ.get("GAVEL_WORKER_POOL", "threads")
+CELERY_WORKER_CONCURRENCY = env_int("GAVEL_WORKER_CONCURRENCY", 64)
 # Redis redelivers an unacked message only after the visibility timeout; a
 # task's longest legitimate run (provider timeouts x fallbacks) stays well
 # below it, and the claim is idempotent, so a redelivery is harmless.
@@ -305,6 +309,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Gavel's own settings ---
 GAVEL_MAX_TEXT_BYTES = env_int("GAVEL_MAX_TEXT_BYTES", 1024 * 1024)
+# A batch of up to 10,000 task bodies (POST /api/v1/batches) may be this large.
+GAVEL_MAX_BATCH_BYTES = env_int("GAVEL_MAX_BATCH_BYTES", 64 * 1024 * 1024)
 # Django refuses bodies above this itself; keep it above Gavel's own limit so
 # Gavel answers the 413 with its error shape.
 DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
@@ -328,6 +334,14 @@ GAVEL_TASK_LEASE_MARGIN_SECONDS = env_int("GAVEL_TASK_LEASE_MARGIN_SECONDS", 30)
 GAVEL_TASK_MAX_ATTEMPTS = env_int("GAVEL_TASK_MAX_ATTEMPTS", 4)
 GAVEL_TASK_RETRY_BASE_SECONDS = env_int("GAVEL_TASK_RETRY_BASE_SECONDS", 5)
 GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)
+# A worker process shares this many PostgreSQL connections among its threads (psycopg's pool);
+# a thread gives its connection back while it waits for a model (docs/operations.md).
+GAVEL_WORKER_DB_CONNECTIONS = env_int("GAVEL_WORKER_DB_CONNECTIONS", 8)
+# A queued task whose provider is at a limit waits this long in its worker thread before it is sent
+# again with a countdown (SPEC 10.1); a completion waits up to its timeout, then 429 provider_busy.
+GAVEL_TASK_LIMIT_WAIT_SECONDS = env_int("GAVEL_TASK_LIMIT_WAIT_SECONDS", 2)
+# The window of requests_per_minute and tokens_per_minute. Only tests shorten it.
+GAVEL_LIMIT_WINDOW_SECONDS = env_int("GAVEL_LIMIT_WINDOW_SECONDS", 60)
 
 # --- Behind TLS (GAVEL_HTTPS=1): one switch for a deployment whose proxy terminates HTTPS. ---
 # The proxy must set X-Forwarded-Proto (and strip it from clients); /healthz stays reachable over plain

@@ -48,9 +48,48 @@ def run_task(task_id: str) -> str:
             logger.info("task %s attempt %s: provider failed (%s), next attempt in %.0f s",
                         task_id, task.attempts, outcome[6:], delay)
             queue.enqueue(task_id, countdown=delay)
+    elif outcome.startswith("limited:"):
+        # The provider is at one of its limits (SPEC 10.1): the row is queued again, the message
+        # sent again with a countdown — never a lost task, never a burst of 429s at the provider.
+        task = Task.objects.get(pk=task_id)
+        delay = min(queue.limit_countdown(float(outcome.split(":", 1)[1])), visibility_timeout() / 2)
+        if queue.release_for_limit(task, delay) and not settings.CELERY_TASK_ALWAYS_EAGER:
+            # (Eager runs have already waited the call's timeout in the request; the row stays
+            # queued for the sweep rather than run again inside the same request.)
+            queue.enqueue(task_id, countdown=delay)
     elif outcome in ("done", "failed"):
         queue.notify(task_id)
+        batch_id = Task.objects.filter(pk=task_id).values_list("batch_id", flat=True).first()
+        if batch_id:
+            from governance import batches
+
+            batches.check_finished(batch_id)  # the batch's one callback, once its last task finished
     return outcome
+
+
+@app.task(name="governance.publish_batch", acks_late=True, ignore_result=True)
+def publish_batch(batch_id: str) -> int:
+    """Send the messages of a batch's queued tasks (one message asked for all of them)."""
+    from governance import batches
+
+    return batches.fan_out(batch_id)
+
+
+@app.task(name="governance.deliver_batch_callback", bind=True, acks_late=True, ignore_result=True,
+          max_retries=None)
+def deliver_batch_callback(self, batch_id: str) -> bool:
+    """POST the finished batch's JSON to its callback URL, retried with backoff like a task's."""
+    from governance import batches
+    from governance.models import Batch
+
+    if batches.post_callback(batch_id):
+        return True
+    if self.request.retries + 1 >= settings.GAVEL_CALLBACK_MAX_ATTEMPTS:
+        Batch.objects.filter(pk=batch_id).update(callback_status="failed")
+        return False
+    if settings.CELERY_TASK_ALWAYS_EAGER:
+        return deliver_batch_callback.apply(args=[batch_id], retries=self.request.retries + 1).get()
+    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
 
 
 @app.task(name="governance.deliver_callback", bind=True, acks_late=True, ignore_result=True,

@@ -29,6 +29,9 @@ System One response::
                             "probabilities": {"allow": 0.97, "deny": 0.02, "pass": 0.01}}},
      "usage": {"input_tokens": 12, "output_tokens": 1}}
 
+Concurrency: ``server.in_flight`` is the number of requests being answered now and
+``server.max_in_flight`` the most there ever were at once (for provider limits).
+
 Scripting: ``server.script([...])`` queues responses, consumed in arrival
 order. Each is a dict; every key is optional:
 
@@ -175,6 +178,9 @@ class ProviderServer:
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
         self._counter = 0
+        # Requests being answered right now, and the most there ever were at once (provider limits).
+        self.in_flight = 0
+        self.max_in_flight = 0
 
     # -- lifecycle ---------------------------------------------------------
     def start(self) -> ProviderServer:
@@ -236,6 +242,7 @@ class ProviderServer:
             self._queue.clear()
             self._requests.clear()
             self._default = dict(DEFAULT_RESPONSE)
+            self.max_in_flight = self.in_flight
 
     @property
     def pending(self) -> int:
@@ -383,7 +390,14 @@ class _Handler(BaseHTTPRequestHandler):
             if kind is None:
                 self._send_json(404, {"error": {"message": f"no route {method} {path}", "type": "not_found"}})
                 return
-            self._answer(kind, entry, body if isinstance(body, dict) else {})
+            with self.provider._lock:
+                self.provider.in_flight += 1
+                self.provider.max_in_flight = max(self.provider.max_in_flight, self.provider.in_flight)
+            try:
+                self._answer(kind, entry, body if isinstance(body, dict) else {})
+            finally:
+                with self.provider._lock:
+                    self.provider.in_flight -= 1
         except (_ConnectionDropped, BrokenPipeError, ConnectionResetError):
             self.close_connection = True
 

@@ -9,8 +9,8 @@ from rest_framework import exceptions, status
 from rest_framework.response import Response
 
 from governance.errors import (  # noqa: F401  (re-exported for the views)
-    BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderFailed, ProviderTimedOut, TooLarge,
-    UnknownRecord,
+    BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderBusy, ProviderFailed, ProviderTimedOut,
+    TooLarge, UnknownRecord,
 )
 from governance.middleware import error_body, error_response, is_json_path, is_outage
 
@@ -25,6 +25,7 @@ STATUS_OF = {
     UnknownRecord: status.HTTP_404_NOT_FOUND,
     Conflict: status.HTTP_409_CONFLICT,
     BudgetExceeded: status.HTTP_429_TOO_MANY_REQUESTS,
+    ProviderBusy: status.HTTP_429_TOO_MANY_REQUESTS,
     ProviderFailed: status.HTTP_502_BAD_GATEWAY,
     ProviderTimedOut: status.HTTP_504_GATEWAY_TIMEOUT,
 }
@@ -81,7 +82,10 @@ def exception_handler(exc, context):
         exc = exceptions.PermissionDenied(str(exc) or None)
 
     if isinstance(exc, GavelError):
-        return Response(error_body(exc.code, exc.message, exc.fields), status=status_of(exc))
+        response = Response(error_body(exc.code, exc.message, exc.fields), status=status_of(exc))
+        if isinstance(exc, ProviderBusy):
+            response["Retry-After"] = str(exc.retry_after)
+        return response
     if isinstance(exc, exceptions.ValidationError):
         fields = field_messages(exc.detail)
         return Response(error_body("invalid", "The request has invalid fields.", fields), status=400)

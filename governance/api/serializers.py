@@ -498,3 +498,42 @@ class TaskPageSerializer(serializers.Serializer):
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
     results = TaskSerializer(many=True)
+
+
+# --- batches (SPEC 10.1) ---
+class BatchRequestSerializer(StrictSerializer):
+    items = TaskRequestSerializer(many=True, allow_empty=False, max_length=10_000,
+                                  help_text="Up to 10,000 task bodies as for POST tasks; every one is validated "
+                                            "before any is queued.")
+    name = String(required=False, allow_blank=True, max_length=200)
+    callback_url = serializers.URLField(required=False, allow_blank=True, max_length=1000,
+                                        help_text="Receives the batch as JSON once, when it has finished.")
+
+
+class BatchCountsSerializer(serializers.Serializer):
+    queued = serializers.IntegerField()
+    running = serializers.IntegerField()
+    ready = serializers.IntegerField()
+    blocked = serializers.IntegerField()
+    failed = serializers.IntegerField()
+    cancelled = serializers.IntegerField()
+    accepted = serializers.IntegerField()
+    rejected = serializers.IntegerField()
+
+
+class BatchSerializer(serializers.Serializer):
+    id = serializers.UUIDField()
+    name = serializers.CharField(allow_blank=True)
+    created = serializers.DateTimeField()
+    total = serializers.IntegerField()
+    counts = BatchCountsSerializer()
+    done = serializers.FloatField(help_text="The share of its tasks that have finished, 0 to 1.")
+    finished = serializers.DateTimeField(allow_null=True, help_text="When the last task finished; null until then.")
+    callback = TaskCallbackSerializer(required=False)
+
+
+class BatchPageSerializer(serializers.Serializer):
+    count = serializers.IntegerField()
+    next = serializers.CharField(allow_null=True)
+    previous = serializers.CharField(allow_null=True)
+    results = BatchSerializer(many=True)

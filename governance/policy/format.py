@@ -13,6 +13,7 @@ NAME_KEYS = {
 }
 PROVIDER_KEYS = (
     "name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
+    "max_concurrency", "requests_per_minute", "tokens_per_minute",
     "price_per_mtok_in", "price_per_mtok_out",
 )
 CONFIGURATION_KEYS = (

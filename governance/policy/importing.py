@@ -72,6 +72,7 @@ def _stored(obj, section: str) -> dict:
 
 READ_FIELDS = {
     "providers": ("name", "kind", "route", "api_base", "api_key_env", "trust_zone", "timeout",
+                  "max_concurrency", "requests_per_minute", "tokens_per_minute",
                   "price_per_mtok_in", "price_per_mtok_out"),
     "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout",
                        "budget_daily_requests", "budget_daily_tokens", "budget_daily_cost", "context_tags",

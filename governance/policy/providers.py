@@ -18,6 +18,9 @@ def export() -> list[dict]:
             "api_key_env": or_none(p.api_key_env),
             "trust_zone": or_none(p.trust_zone),
             "timeout": p.timeout,
+            "max_concurrency": p.max_concurrency,
+            "requests_per_minute": p.requests_per_minute,
+            "tokens_per_minute": p.tokens_per_minute,
             "price_per_mtok_in": number(p.price_per_mtok_in),
             "price_per_mtok_out": number(p.price_per_mtok_out),
         }
@@ -40,6 +43,9 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "trust_zone": r.choice("trust_zone", [z for z, _label in Provider._meta.get_field("trust_zone").choices],
                                "", nullable=True),
         "timeout": r.integer("timeout", default_of(Provider, "timeout"), minimum=1),
+        "max_concurrency": r.integer("max_concurrency", 0, minimum=0),
+        "requests_per_minute": r.integer("requests_per_minute", 0, minimum=0),
+        "tokens_per_minute": r.integer("tokens_per_minute", 0, minimum=0),
         "price_per_mtok_in": r.decimal("price_per_mtok_in", None, nullable=True),
         "price_per_mtok_out": r.decimal("price_per_mtok_out", None, nullable=True),
     }

@@ -11,7 +11,7 @@ WAITING = (Task.Status.READY, Task.Status.BLOCKED, Task.Status.FAILED)
 WAITING_CHOICE = "waiting"
 ANY_STATUS = "all"
 # The filters a task's page carries on to the next task, so an editor stays in the queue they chose.
-SCOPE_FIELDS = ("status", "kind", "configuration", "q")
+SCOPE_FIELDS = ("status", "kind", "configuration", "batch", "q")
 
 
 def _blank(label):
@@ -32,10 +32,12 @@ class QueueFilter(forms.Form):
     q = forms.CharField(label=_("Search"), required=False, max_length=200, strip=True,
                         widget=forms.TextInput(attrs={"type": "search", "id": "queue-search", "size": 28,
                                                       "placeholder": _("text, record, list, id…")}))
+    batch = forms.ChoiceField(label=_("Batch"), required=False)
 
-    def __init__(self, *args, configurations=(), **kwargs):
+    def __init__(self, *args, configurations=(), batches=(), **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["configuration"].choices = _blank(_("any configuration")) + [(c, c) for c in configurations]
+        self.fields["batch"].choices = _blank(_("any batch")) + [(str(b.pk), str(b)) for b in batches]
 
     def clean_status(self):
         return self.cleaned_data.get("status") or WAITING_CHOICE
@@ -84,6 +86,8 @@ def scope_q(scope: dict) -> Q:
     for name in ("kind", "configuration"):
         if scope.get(name):
             condition &= Q(**{name: scope[name]})
+    if scope.get("batch"):
+        condition &= Q(batch_id=scope["batch"])
     return condition & search_q(scope.get("q", ""))
 
 

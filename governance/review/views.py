@@ -24,7 +24,7 @@ from governance import queue
 from governance.errors import Conflict
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.pages import save_language
-from governance.models import Provider, Task
+from governance.models import Batch, Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
 from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
@@ -57,7 +57,8 @@ def _configurations():
 
 def _scope(params) -> tuple[QueueFilter, dict]:
     """The queue's filter form and its valid scope (status defaults to waiting for review)."""
-    form = QueueFilter(params or None, configurations=_configurations())
+    form = QueueFilter(params or None, configurations=_configurations(),
+                       batches=list(Batch.objects.only("id", "name", "created").order_by("-created")[:50]))
     return form, (form.scope() if params else {"status": WAITING_CHOICE})
 
 
@@ -134,7 +135,20 @@ def queue_list(request):
         "title": _("Review queue"), "form": form, "page": page, "rows": [_row(t, names) for t in page],
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
+        "batch": batch_progress(scope.get("batch")),
     })
+
+
+def batch_progress(batch_id, counts: dict | None = None) -> dict | None:
+    """A batch's progress bar: its name, how many of its tasks have finished, of how many."""
+    batch = Batch.objects.filter(pk=batch_id).first() if batch_id else None
+    if batch is None:
+        return None
+    if counts is None:
+        counts = dict(Task.objects.filter(batch=batch).values_list("status").annotate(n=Count("pk")).order_by())
+    finished = sum(counts.get(str(s), 0) for s in Task.FINISHED)
+    return {"batch": batch, "finished": finished, "total": batch.total,
+            "percent": round(100 * finished / batch.total) if batch.total else 100}
 
 
 @require_GET
@@ -400,4 +414,6 @@ def dashboard(request):
         days = None
     context = numbers.summary(days)
     context["title"] = _("Dashboard")
+    context["batches_in_progress"] = [
+        batch_progress(batch.pk) for batch in Batch.objects.filter(finished_at__isnull=True).order_by("-created")[:10]]
     return render(request, "review/dashboard.html", context)

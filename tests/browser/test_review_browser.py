@@ -177,3 +177,35 @@ def test_a_non_editor_is_refused(page, live_server, fast_passwords, outsider):
     expect(page.locator("h1")).to_have_text("403 Forbidden")
     expect(page.locator(".errornote")).to_contain_text("not an editor")
     shoot(page, "refused")
+
+
+def test_a_batch_shows_its_progress_bar_as_it_runs(as_editor, live_server, reviewer):
+    from governance.models import Batch
+
+    batch = Batch.objects.create(name="Meta descriptions, spring catalogue", total=10)
+    tasks = [Task.objects.create(kind="field_fill", configuration="newsroom-desk", batch=batch,
+                                 messages=[{"role": "user", "content": f"Describe page {n}."}],
+                                 field={"record": f"page:{n}", "name": "meta_description"}) for n in range(10)]
+    Task.objects.filter(pk__in=[t.pk for t in tasks[:4]]).update(status="ready", outcome="allowed", answer=ANSWER)
+    page = as_editor
+    page.goto(f"{live_server.url}/review/?batch={batch.pk}")
+    bar = page.locator(".gavel-batch-progress progress")
+    expect(bar).to_have_attribute("value", "4")
+    expect(bar).to_have_attribute("max", "10")
+    expect(page.locator(".gavel-batch-progress")).to_contain_text("4 of 10 finished (40%)")
+    expect(page.locator("#id_batch")).to_have_value(str(batch.pk))
+    page.evaluate("window.__notReloaded = true")
+
+    # Workers finish three more while the editor watches: the bar moves without a reload.
+    Task.objects.filter(pk__in=[t.pk for t in tasks[4:7]]).update(status="ready", outcome="allowed", answer=ANSWER,
+                                                                   updated=timezone.now())
+    expect(bar).to_have_attribute("value", "7")
+    expect(page.locator(".gavel-batch-progress")).to_contain_text("7 of 10 finished (70%)")
+    assert page.evaluate("window.__notReloaded") is True
+    expect(page.locator("#queue-table tbody tr")).to_have_count(10)
+    shoot(page, "batch-progress")
+
+    page.goto(f"{live_server.url}/review/dashboard/")
+    expect(page.get_by_role("heading", name="Batches in progress")).to_be_visible()
+    expect(page.locator(".gavel-batch-progress progress")).to_have_attribute("value", "7")
+    shoot(page, "dashboard-batches")

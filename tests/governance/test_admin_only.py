@@ -66,7 +66,9 @@ def provider_post(provider, **overrides) -> dict:
         "name": provider.name, "kind": provider.kind, "timeout": provider.timeout,
         "price_per_mtok_in": provider.price_per_mtok_in or "", "price_per_mtok_out": provider.price_per_mtok_out or "",
         "route": provider.route, "api_base": provider.api_base, "api_key_env": provider.api_key_env,
-        "trust_zone": provider.trust_zone, "_save": "Save",
+        "trust_zone": provider.trust_zone, "max_concurrency": provider.max_concurrency,
+        "requests_per_minute": provider.requests_per_minute, "tokens_per_minute": provider.tokens_per_minute,
+        "_save": "Save",
     }
     data.update(overrides)
     return data

@@ -50,7 +50,7 @@ def worker():
     queue = f"gavel-test-{uuid.uuid4().hex[:8]}"
     env = {**os.environ, "CELERY_BROKER_URL": BROKER, "DATABASE_URL": _database_url(), "GAVEL_TESTING": "1"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "celery", "-A", "governance", "worker", "-P", "solo", "-Q", queue,
+        [sys.executable, "-m", "celery", "-A", "governance", "worker", "-Q", queue,
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-l", "warning"],
         cwd=ROOT, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
     )

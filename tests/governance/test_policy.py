@@ -10,7 +10,8 @@ from snippets.models import Snippet
 from termlists.matcher import MSG_STAR_NOT_AT_END
 from termlists.models import TermList
 
-# A verbatim copy of the normative /work/shared/policy-example.yaml (the format's contract).
+# A verbatim copy of the normative /work/shared/policy-example.yaml (the format's contract), plus the
+# three provider limits of SPEC 2.1 on its first provider (which shows every key).
 EXAMPLE_YAML = r"""
 providers:
   - name: openai-eu
@@ -20,6 +21,9 @@ providers:
     api_key_env: OPENAI_API_KEY   # the key itself never enters the database
     trust_zone: external_eu       # local | private_hosted | external_eu | external_global
     timeout: 30
+    max_concurrency: 0            # provider limits (0 = no limit), added to the example by issue 19
+    requests_per_minute: 0
+    tokens_per_minute: 0
     price_per_mtok_in: 0.15
     price_per_mtok_out: 0.60
   - name: local-ollama
@@ -517,3 +521,22 @@ def test_an_import_through_the_api_keeps_history_without_a_user(make_consumer):
     assert set(response.json()["created"]) == ALL_LABELS
     row = Provider.history.first()
     assert row.history_change_reason == "policy import" and row.history_user is None
+
+
+def test_provider_limits_import_export_and_errors_name_their_path():
+    """max_concurrency, requests_per_minute, tokens_per_minute (0 = no limit) in the providers section."""
+    document = example()
+    document["providers"][0].update({"max_concurrency": 5, "requests_per_minute": 60, "tokens_per_minute": 90000})
+    policy.import_policy(document)
+    provider = Provider.objects.get(name="openai-eu")
+    assert (provider.max_concurrency, provider.requests_per_minute, provider.tokens_per_minute) == (5, 60, 90000)
+    exported = {p["name"]: p for p in policy.export_policy()["providers"]}
+    assert (exported["openai-eu"]["max_concurrency"], exported["openai-eu"]["requests_per_minute"],
+            exported["openai-eu"]["tokens_per_minute"]) == (5, 60, 90000)
+    assert (exported["jev"]["max_concurrency"], exported["jev"]["requests_per_minute"],
+            exported["jev"]["tokens_per_minute"]) == (0, 0, 0)
+    bad = example()
+    bad["providers"][1].update({"max_concurrency": -1, "requests_per_minute": "many", "tokens_per_minute": 1.5})
+    errors = errors_of(bad)
+    assert {"providers[1].max_concurrency", "providers[1].requests_per_minute",
+            "providers[1].tokens_per_minute"} <= set(errors)

@@ -63,8 +63,10 @@ class Workers:
             env = {**os.environ, "CELERY_BROKER_URL": BROKER, "DATABASE_URL": _database_url(),
                    "GAVEL_TESTING": "1", "GAVEL_CELERY_QUEUE": self.queue, "GAVEL_TASK_RETRY_BASE_SECONDS": "1",
                    **{k: str(v) for k, v in env_extra.items()}}
+            # The README's command (its pool and concurrency come from the settings); the queue from
+            # GAVEL_CELERY_QUEUE, a name of its own so two workers can run side by side.
             process = subprocess.Popen(
-                [sys.executable, "-m", "celery", "-A", "governance", "worker", "-P", "solo", "-Q", self.queue,
+                [sys.executable, "-m", "celery", "-A", "governance", "worker",
                  "-n", f"w{index}-{self.queue}@%h", "--without-gossip", "--without-mingle", "--without-heartbeat",
                  "-l", "info"],
                 cwd=ROOT, env=env, stdout=log.open("w"), stderr=subprocess.STDOUT,
@@ -158,34 +160,38 @@ def test_two_workers_finish_200_tasks_each_exactly_once(workers, writers, provid
 
 def test_a_worker_killed_mid_generation_loses_nothing_and_completes_nothing_twice(workers, writers,
                                                                                     provider_server):
+    """SIGKILL while 20 generations are in flight in one worker process (SPEC 10.1)."""
     consumer, clean, _ = writers
     Configuration.objects.filter(pk=clean.pk).update(timeout=4)
-    # The first request hangs (the worker is killed meanwhile); every later one answers at once.
-    provider_server.script([{"text": CLEAN, "delay": 3.5}])
+    # The first 20 requests hang (the worker is killed meanwhile); every later one answers at once.
+    provider_server.script([{"text": CLEAN, "delay": 3.5} for _ in range(20)])
     provider_server.set_default({"text": CLEAN})
     fast_redelivery = {"GAVEL_VISIBILITY_TIMEOUT": 6, "GAVEL_TASK_LEASE_SECONDS": 1,
                        "GAVEL_TASK_LEASE_MARGIN_SECONDS": 1}
     (victim,) = workers.start(1, **fast_redelivery)
-    task = submit(consumer, clean, 7)
-    wait_until(lambda: provider_server.chat_requests, 120, workers, "the first worker to ask the provider")
-    asked = time.monotonic()  # the message was delivered just before this
-    assert Task.objects.get(pk=task.pk).status == "running"
+    tasks = [submit(consumer, clean, number) for number in range(100, 120)]
+    ids = [t.pk for t in tasks]
+    wait_until(lambda: len(provider_server.chat_requests) == 20, 120, workers,
+               "the first worker to have 20 generations in flight")
+    asked = time.monotonic()  # the last message was delivered just before this
+    assert Task.objects.filter(pk__in=ids, status="running").count() == 20
     victim.send_signal(signal.SIGKILL)
     victim.wait(timeout=10)
+    assert Task.objects.filter(pk__in=ids, status="running").count() == 20  # nothing was stored
 
     # kombu's Redis transport gives unacknowledged messages back when a worker starts polling,
     # and then only on every tenth 10-second tick (~100 s): start the survivor once the
-    # visibility timeout has passed, so its start-up restore is the one that finds the message.
+    # visibility timeout has passed, so its start-up restore is the one that finds the messages.
     time.sleep(max(0.0, asked + fast_redelivery["GAVEL_VISIBILITY_TIMEOUT"] + 0.5 - time.monotonic()))
     workers.start(1, **fast_redelivery)
-    wait_until(lambda: Task.objects.get(pk=task.pk).status == "ready", 90, workers,
-               "another worker to finish the dead worker's task")
-    row = Task.objects.get(pk=task.pk)
-    assert row.attempts == 2 and row.answer == CLEAN
-    # The dead worker asked once (and never stored anything), the survivor once.
-    assert requests_per_task(provider_server) == Counter({7: 2})
+    ready = Task.objects.filter(pk__in=ids, status="ready")
+    wait_until(lambda: ready.count() == 20, 120, workers, "another worker to finish the dead worker's tasks")
+    rows = list(Task.objects.filter(pk__in=ids))
+    assert {(row.attempts, row.answer) for row in rows} == {(2, CLEAN)}
+    # The dead worker asked once for each (and stored nothing), the survivor once for each.
+    assert requests_per_task(provider_server) == Counter({number: 2 for number in range(100, 120)})
     time.sleep(2)
-    assert Task.objects.get(pk=task.pk).attempts == 2  # no third run after it was done
+    assert set(Task.objects.filter(pk__in=ids).values_list("attempts", flat=True)) == {2}  # no third run
 
 
 def test_a_duplicated_message_runs_nothing_twice(workers, writers, provider_server):
