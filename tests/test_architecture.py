@@ -164,3 +164,39 @@ def test_the_walk_follows_our_own_modules():
     chains = reachable(ROOT / "termlists" / "guardrail.py")
     assert "django" in chains
     assert chains["django"][0] == "termlists.guardrail"
+
+
+# --- one room for model calls (issue 19): the arrows run one way ---
+CALL_SERVICE = "governance/calls.py"
+
+
+def test_judging_never_imports_the_completion_service():
+    """Judges ask the call service; the completion service reaches judging only through the pipeline."""
+    offenders = {
+        str(path.relative_to(ROOT)): sorted(n for n in imports_of_file(path)
+                                            if n == "governance.completions" or n.startswith("governance.completions."))
+        for path in (ROOT / "judging").rglob("*.py")
+    }
+    assert {path: names for path, names in offenders.items() if names} == {}
+
+
+def test_the_call_service_sits_below_completions_and_judging():
+    """governance/calls.py and everything it pulls in import neither the completion service nor any
+    judging module but the litellm door."""
+    chains = reachable(ROOT / CALL_SERVICE)
+    # Below it may be only the litellm door and pure engines (which import nothing of ours that calls).
+    allowed = {"judging", "judging.llm"} | {module_name(p) for p in pure_engines() if p.parts[-2] == "judging"}
+
+    def base(name):  # `judging.llm.complete` is a name inside the module judging.llm
+        return name if project_module_path(name) else name.rpartition(".")[0]
+
+    above = {name: chain for name, chain in chains.items()
+             if base(name) == "governance.completions" or (top(name) == "judging" and base(name) not in allowed)}
+    assert above == {}
+
+
+def test_judges_reach_models_through_the_call_service():
+    users = {str(p.relative_to(ROOT)) for p in (ROOT / "judging").rglob("*.py")
+             if "governance.calls" in {n.rpartition(".")[0] if n.endswith((".call_model", ".call_decision")) else n
+                                       for n in imports_of_file(p)}}
+    assert {"judging/judges.py", "judging/decisions.py"} <= users

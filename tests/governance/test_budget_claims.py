@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from governance.completions import _count_usage, claim_request
+from governance.calls import _count_usage, claim_request
 from governance.models import UsageDay
 
 
@@ -69,9 +69,9 @@ def test_parallel_claims_never_exceed_the_request_cap(configuration):
 def test_a_claim_that_misses_a_row_another_process_just_made_still_counts(configuration, monkeypatch):
     """The first UPDATE finds no row; before the check, another process makes today's row. That is
     not a reached cap (there is none): the claim counts on the other process's row."""
-    from governance import completions
+    from governance import calls as call_service
 
-    real = completions._update_usage
+    real = call_service._update_usage
     calls = []
 
     def first_misses(*args, **kwargs):
@@ -81,6 +81,6 @@ def test_a_claim_that_misses_a_row_another_process_just_made_still_counts(config
             return 0
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(completions, "_update_usage", first_misses)
+    monkeypatch.setattr(call_service, "_update_usage", first_misses)
     assert claim_request(configuration) == timezone.localdate()
     assert UsageDay.objects.get(configuration=configuration).requests == 1
