@@ -66,6 +66,11 @@ def before_call(ctx, case, kwargs):
                     json.loads(body["text"])
                 except ValueError:
                     body["text"] = json.dumps(body["text"])
+    if path.endswith("/batches"):  # the batch's callback and each item's, as for a task
+        for holder in [body] + [i for i in body.get("items") or [] if isinstance(i, dict)]:
+            url = holder.get("callback_url")
+            if isinstance(url, str) and len(url) <= 1000:
+                holder["callback_url"] = ""
     if path.endswith("/tasks"):
         url = body.get("callback_url")
         if isinstance(url, str) and len(url) <= 1000:
