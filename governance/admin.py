@@ -571,7 +571,12 @@ class GovernanceEventAdmin(admin.ModelAdmin):
         css = {"all": ["governance/event_log.css"]}
     # No filter on an unindexed column: listing its distinct values would scan the whole log.
     list_filter = ("decision", "check_name", "mode", "configuration")
-    search_fields = ("=correlation_id", "configuration", "provider", "actor", "model")
+    # What the list shows can be searched: the 8-character id it prints (its beginning), list names and
+    # terms in the facts, and the check names in the reader's words (get_search_results).
+    search_fields = ("^correlation_id", "configuration", "provider", "actor", "model", "detail__list",
+                     "detail__terms")
+    search_help_text = _("Searches the correlation id (its first characters are enough), configuration, provider, "
+                         "actor, model, term list names and terms, and check names.")
     date_hierarchy = "at"
     ordering = ("-at", "-id")
     # The log grows fast; do not count the whole table on every filtered page.
@@ -579,6 +584,16 @@ class GovernanceEventAdmin(admin.ModelAdmin):
     fields = ("at", "correlation_id", "decision", "check_name", "configuration", "provider", "model", "actor",
               "mode", "summary", "detail_pretty")
     readonly_fields = fields
+
+    def get_search_results(self, request, queryset, search_term):
+        results, duplicates = super().get_search_results(request, queryset, search_term)
+        words = search_term.strip().lower()
+        if words:
+            checks = [value for value, label in GovernanceEvent.Check.choices
+                      if words in value.replace("_", " ") or words in value or words in str(label).lower()]
+            if checks:
+                results = results | queryset.filter(check_name__in=checks)
+        return results, duplicates
 
     @admin.display(description=_("time"), ordering="at")
     def when(self, obj):

@@ -24,6 +24,7 @@ TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")
 TERM_MISSING = _("The term list “%(list)s” requires: %(terms)s.")
 TERM_CHECK_FAILED = _("The term lists could not be checked, so the text was stopped.")
 TERM_REPORTED_SUFFIX = _("(report mode: the text was delivered)")
+TERM_REPORTED_STOPPED_SUFFIX = _("(report mode: this list did not stop the text; another check did)")
 TOOL_CHANGE_NOT_PROPOSED = _("The change was not proposed.")
 RULE_VIOLATION = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated by: “%(passage)s”.")
 RULE_VIOLATION_NO_PASSAGE = _("Rule %(number)d (“%(line)s”, snippet %(snippet)s) is violated; the judge names no passage.")
@@ -42,3 +43,49 @@ def render(message, language: str | None = None, **facts) -> str:
 def reason_text(reason: str, language: str | None = None) -> str:
     """Why a check could not run, in `language`; an unknown reason is shown as its code."""
     return render(NOT_CHECKED_REASONS.get(reason, reason), language)
+
+
+# A failed task as the editor who finds it in review reads it (SPEC §10.1), by failure code: what
+# failed, and what they can do about it. The task's own message (written for the consuming system)
+# follows as the detail.
+TASK_FAILURES = {
+    "provider_error": (
+        _("The model provider did not deliver a text: every provider this configuration may use failed."),
+        _("Retry once the provider is reachable again. If it fails again, ask an administrator to look at the "
+          "provider named below; the governance log says how it failed."),
+    ),
+    "provider_timeout": (
+        _("The model provider did not answer in time."),
+        _("Retry: a slow provider often answers on a later attempt. If it keeps timing out, ask an administrator "
+          "to look at the provider's timeout."),
+    ),
+    "budget_exceeded": (
+        _("The configuration had used up its budget for the day, so no text was written."),
+        _("Retry tomorrow, when the budget starts again, or ask an administrator to raise the configuration's "
+          "cap."),
+    ),
+    "unknown_configuration": (
+        _("The configuration this task names no longer exists."),
+        _("Ask an administrator to restore a configuration with that identifier, then retry."),
+    ),
+    "server_error": (
+        _("Gavel ran into an unexpected error while running this task; it has been logged."),
+        _("Retry once. If it fails again, give an administrator the task's id."),
+    ),
+}
+TASK_FAILURES["internal_error"] = TASK_FAILURES["server_error"]
+TASK_FAILURE_OTHER = (
+    _("The task could not be run."),
+    _("Retry once. If it fails again, give an administrator the task's id."),
+)
+
+
+def settle_reported_hints(hints: list, language: str | None = None) -> None:
+    """A report-mode list's hint says the text was delivered; once another check stopped the text,
+    say that instead (the hint stays: it is still a finding)."""
+    delivered = render(TERM_REPORTED_SUFFIX, language)
+    stopped = render(TERM_REPORTED_STOPPED_SUFFIX, language)
+    for hint in hints:
+        message = hint.get("message") if isinstance(hint, dict) else None
+        if hint and hint.get("check") == "term_list" and isinstance(message, str) and message.endswith(delivered):
+            hint["message"] = message[: -len(delivered)] + stopped

@@ -497,6 +497,7 @@ class GovernanceEvent(models.Model):
         BUDGET_REFUSED = "budget_refused", _("Refused over budget")
         ACCEPTED = "accepted", _("Accepted in review")
         REJECTED = "rejected", _("Rejected in review")
+        RETRIED = "retried", _("Retried in review")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")

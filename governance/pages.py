@@ -23,6 +23,14 @@ def locked_out(request, original_response=None, credentials=None):
 
 def switch_language(request):
     """The admin's language switch: saves the choice in the person's profile (SPEC §1) and goes back."""
+    return save_language(request, fallback="/admin/")
+
+
+def save_language(request, *, fallback: str):
+    """Save the POSTed language in the person's profile and go back to `next` (else `fallback`).
+
+    The admin's switch and the review header's both land here, so a choice made in one holds in the other.
+    """
     from django.http import HttpResponseNotAllowed, HttpResponseRedirect
     from django.utils.http import url_has_allowed_host_and_scheme
 
@@ -36,7 +44,7 @@ def switch_language(request):
     UserProfile.objects.update_or_create(user=request.user, defaults={"language": language})
     back = request.POST.get("next", "")
     if not url_has_allowed_host_and_scheme(back, allowed_hosts={request.get_host()}, require_https=request.is_secure()):
-        back = "/admin/"
+        back = fallback
     return HttpResponseRedirect(back)
 
 

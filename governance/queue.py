@@ -41,6 +41,16 @@ class EditBlocked(GavelError):
         self.block = block
 
 
+class EditHasHints(GavelError):
+    """An edit that still has hints is accepted only once the editor has seen them; `body` is its screening."""
+
+    default_code = "edit_has_hints"
+
+    def __init__(self, body: dict):
+        super().__init__(_("The edited text still has hints."))
+        self.body = body
+
+
 class Retry(Exception):
     """The provider failed in a way worth another attempt later (429, 5xx, timeout)."""
 
@@ -281,6 +291,9 @@ def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events
         "detail": detail,
     }])
     if blocking:
+        from governance.messages import settle_reported_hints
+
+        settle_reported_hints(body["hints"], facts.reader_language)
         body["outcome"] = "blocked"
         body.pop("text", None)
         body.pop("tool_calls", None)
@@ -396,17 +409,26 @@ def screen_edit(task: Task, text: str, *, user, reader_language: str | None = No
     return apply_field_check(task, body, facts)
 
 
-def accept(task: Task, *, user, edited_text: str | None = None, reader_language: str | None = None) -> Task:
-    """Accept a ready task, or an edit of it that passes the policy again (hints allowed)."""
+def accept(task: Task, *, user, edited_text: str | None = None, reader_language: str | None = None,
+           confirm_hints: bool = True) -> Task:
+    """Accept a ready task, or an edit of it that passes the policy again (hints allowed).
+
+    With `confirm_hints` false, an edited text that still has hints raises EditHasHints instead, so
+    the editor sees them before saying yes.
+    """
     if task.status != Status.READY:
         raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                        % {"status": task.get_status_display()}, code="not_reviewable")
     edited = edited_text is not None and edited_text != task.answer
     values = {}
+    if edited_text is not None and not edited and not confirm_hints and task.hints:
+        raise EditHasHints({"text": task.answer, "hints": task.hints})
     if edited:
         body = screen_edit(task, edited_text, user=user, reader_language=reader_language)
         if body["outcome"] == "blocked":
             raise EditBlocked(body["block"])
+        if body["hints"] and not confirm_hints:
+            raise EditHasHints(body)
         values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
                   "checks": body["checks"], "verification": body["verification"]}
     now = timezone.now()
@@ -438,6 +460,47 @@ def reject(task: Task, *, user) -> Task:
         _review_event(task, "rejected", user=user, edited=False)
         transaction.on_commit(lambda: notify(task.pk))
     return task
+
+
+def retry(task: Task, *, user) -> Task:
+    """Queue a failed task again as a new attempt (SPEC §10.1): the worker claims it as any queued task,
+    its attempts count on. What failed is kept in the review event (`retried`), so the page can say it."""
+    now = timezone.now()
+    with transaction.atomic():
+        current = Task.objects.select_for_update().filter(pk=task.pk).first()
+        if current is None or current.status != Status.FAILED:
+            task.refresh_from_db()
+            raise Conflict(_("Only a failed task can be retried; this one is %(status)s.")
+                           % {"status": task.get_status_display()}, code="not_retryable")
+        failure = current.failure if isinstance(current.failure, dict) else {}
+        Task.objects.filter(pk=task.pk, status=Status.FAILED).update(
+            status=Status.QUEUED, failure=None, finished_at=None, lease_until=None, next_attempt_at=None,
+            updated=now)
+        task.refresh_from_db()
+        write_events([{
+            "correlation_id": task.correlation_id or str(task.pk), "decision": "retried", "check_name": "review",
+            "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
+            "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
+            "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "attempts": task.attempts,
+                                   "failure": {"code": str(failure.get("code", "")),
+                                               "message": str(failure.get("message", ""))[:500]}},
+        }])
+        transaction.on_commit(lambda: enqueue(task.pk))
+    return task
+
+
+def earlier_failures(task: Task) -> list[dict]:
+    """What failed before each retry of the task, oldest first: {at, by, attempts, code, message}."""
+    from governance.models import GovernanceEvent
+
+    events = GovernanceEvent.objects.filter(decision="retried", check_name="review", detail__task=str(task.pk))
+    found = []
+    for event in events.order_by("at", "id").only("at", "actor", "detail"):
+        detail = event.detail if isinstance(event.detail, dict) else {}
+        failure = detail.get("failure") if isinstance(detail.get("failure"), dict) else {}
+        found.append({"at": event.at, "by": event.actor.removeprefix("user:"), "attempts": detail.get("attempts"),
+                      "code": failure.get("code", ""), "message": failure.get("message", "")})
+    return found
 
 
 # --- the task as JSON (SPEC §10) ---

@@ -13,6 +13,7 @@ from functools import cached_property
 from django.utils.module_loading import import_string
 
 from governance import text as textlib
+from governance.messages import settle_reported_hints
 
 logger = logging.getLogger("gavel.screening")
 
@@ -129,6 +130,8 @@ class Screening:
         """Stop the text. The first block wins; later steps are skipped."""
         if self.block is None:
             self.block = Block(check, message, stored_message)
+            # Hints written before the stop said the text was delivered; it is not.
+            settle_reported_hints(self.hints, self.facts.reader_language)
 
     def add_hint(self, hint: dict) -> None:
         passage = hint.get("passage")

@@ -37,7 +37,7 @@ from __future__ import annotations
 import html
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import ahocorasick
 
@@ -48,6 +48,7 @@ __all__ = [
     "TAG_RE",
     "TermMatcher",
     "TermMatcherError",
+    "all_matches",
     "first_match",
     "parse_terms",
     "prepare",
@@ -258,9 +259,16 @@ def first_match(term: str, text: str) -> tuple[int, int] | None:
 
     For quoting a hit (one term, one text): it compiles a pattern, so lists are matched with find().
     """
+    return next(all_matches(term, text), None)
+
+
+def all_matches(term: str, text: str) -> Iterator[tuple[int, int]]:
+    """Every place `term` occurs in `text` read as delivered, by find()'s rules, left to right and
+    not overlapping: (start, end) offsets into `text`. For marking hits (the review page), not for
+    matching lists."""
     error, key, star = _analyse(term.strip())
     if error:
-        return None
+        return
     # A space in a key stands for a whole white-space run of the text (find() scans a collapsed
     # text); greedy, \s+ never stops inside a run where a non-space must follow.
     search = re.compile(r"\s+".join(map(re.escape, key.split(" ")))).search
@@ -272,15 +280,19 @@ def first_match(term: str, text: str) -> tuple[int, int] | None:
         start, end = match.span()
         # The boundaries exactly as TermMatcher._scan checks them.
         before = padded[start - 1]
+        stop = None
         if not (before.isalnum() or before in extra):
             if star:
                 stop = _STAR_RUN_RE.match(padded, end).end()
-                if padded[stop] != "_":
-                    return _origin(text, lowered, start - 1, stop - 1)
+                if padded[stop] == "_":
+                    stop = None
             elif not (padded[end].isalnum() or padded[end] in extra):
-                return _origin(text, lowered, start - 1, end - 1)
-        match = search(padded, start + 1)
-    return None
+                stop = end
+        if stop is not None:
+            yield _origin(text, lowered, start - 1, stop - 1)
+            match = search(padded, max(stop, start + 1))
+        else:
+            match = search(padded, start + 1)
 
 
 def _origin(text: str, lowered: str, start: int, end: int) -> tuple[int, int]:

@@ -1,26 +1,34 @@
-"""Where each hint's passage sits in an answer: the text cut into plain and marked pieces.
+"""Where each hint's passages sit in an answer: the text cut into plain and marked pieces.
 
 Pure: plain data in, plain data out (no Django). A hint is placed only when its offsets
 are whole numbers inside the text and, when it quotes a passage, `text[start:end]` is
-exactly that passage; any other hint is listed without a mark. Overlapping passages are
-cut at every boundary, so each piece names every hint that covers it.
+exactly that passage; any other hint is listed without a mark. A term-list hint quotes
+its first hit only, but names every term it found: once placed, every occurrence of each
+of those terms is marked too (the matcher's own rules say where). Overlapping passages are
+cut at every boundary, so each piece names every hint that covers it, and the hint it is
+credited to is the one whose passage is most specific there (the shortest that covers it).
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+from termlists.matcher import all_matches
 
 
 @dataclass(frozen=True)
 class Piece:
     text: str
     hints: tuple[int, ...] = ()  # indexes into the hint list; empty for plain text
-    first_of: tuple[int, ...] = ()  # hints whose passage starts in this piece (the mark anchors)
+    first_of: tuple[int, ...] = ()  # hints whose first passage starts in this piece (the mark anchors)
+    ends: tuple[int, ...] = ()  # hints one of whose passages ends with this piece (the hint numbers shown)
+    credited: int | None = None  # the hint the piece's mark links to
 
 
 @dataclass
 class Placed:
     pieces: list[Piece] = field(default_factory=list)
     placed: set[int] = field(default_factory=set)  # indexes of the hints that have a mark
+    occurrences: dict[int, int] = field(default_factory=dict)  # marked passages per placed hint
 
 
 def span_of(text: str, hint: dict) -> tuple[int, int] | None:
@@ -36,15 +44,36 @@ def span_of(text: str, hint: dict) -> tuple[int, int] | None:
     return start, end
 
 
+def spans_of(text: str, hint: dict) -> list[tuple[int, int]]:
+    """Every passage of the hint in `text`, left to right: its own span and, for a term-list hint
+    on the answer, every further hit of the terms it names."""
+    first = span_of(text, hint)
+    if first is None:
+        return []
+    spans = {first}
+    terms = hint.get("terms")
+    if (hint.get("check") == "term_list" and hint.get("type") == "forbidden" and hint.get("tool_call") is None
+            and isinstance(terms, list)):
+        for term in terms:
+            if isinstance(term, str):
+                spans.update(all_matches(term, text))
+    return sorted(spans)
+
+
 def place(text: str, hints: list[dict]) -> Placed:
     """Cut `text` into pieces; a piece inside one or more hinted passages names those hints."""
-    spans = {index: span for index, hint in enumerate(hints) if (span := span_of(text, hint)) is not None}
     if not text:
         return Placed([], set())
-    cuts = sorted({0, len(text), *(s for span in spans.values() for s in span)})
+    spans = {index: found for index, hint in enumerate(hints)
+             if isinstance(hint, dict) and (found := spans_of(text, hint))}
+    flat = [(index, start, end) for index, found in spans.items() for start, end in found]
+    cuts = sorted({0, len(text), *(s for _i, start, end in flat for s in (start, end))})
     pieces: list[Piece] = []
     for left, right in zip(cuts, cuts[1:]):
-        covering = tuple(i for i, (s, e) in spans.items() if s <= left and right <= e)
-        starting = tuple(i for i in covering if spans[i][0] == left)
-        pieces.append(Piece(text[left:right], covering, starting))
-    return Placed(pieces, set(spans))
+        covering = [(end - start, index, start, end) for index, start, end in flat if start <= left and right <= end]
+        hints_here = tuple(sorted({index for _l, index, _s, _e in covering}))
+        starting = tuple(i for i in hints_here if spans[i][0][0] == left)
+        ending = tuple(sorted({index for _l, index, _s, end in covering if end == right}))
+        credited = min(covering)[1] if covering else None
+        pieces.append(Piece(text[left:right], hints_here, starting, ending, credited))
+    return Placed(pieces, set(spans), {index: len(found) for index, found in spans.items()})

@@ -14,4 +14,6 @@ urlpatterns = [
     path("tasks/<uuid:pk>/accept", views.accept, name="accept"),
     path("tasks/<uuid:pk>/reject", views.reject, name="reject"),
     path("tasks/<uuid:pk>/cancel", views.cancel, name="cancel"),
+    path("tasks/<uuid:pk>/retry", views.retry, name="retry"),
+    path("language", views.language, name="language"),
 ]

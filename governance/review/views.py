@@ -4,29 +4,38 @@ Thin: parse the request, call one service of `governance.queue`, render. Every a
 with CSRF; a refused act (a task that moved on, a blocked edit) says why on the page.
 """
 import hashlib
+import re
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Count
+from django.db.models import Case, Count, Q, When
+from django.db.models.fields.json import KT
+from django.db.models.functions import Substr
 from django.http import JsonResponse
+from django.conf import settings
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from governance import queue
 from governance.errors import Conflict
-from governance.messages import reason_text
+from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
+from governance.pages import save_language
 from governance.models import Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
-from governance.review.forms import EditForm, QueueFilter
+from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
 from governance.review.passages import place
 
 PER_PAGE = 25
-# Columns the queue shows: never the texts, which a list does not need.
+PREVIEW_CHARS = 160
+# Columns the queue reads: the facts, the hints (for their number and checks) and short previews of
+# the texts as annotations, never a whole answer or input.
 LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "review_decision", "created",
-                "updated")
+                "updated", "hints", "refusal", "failure", "edited")
 LIVE = (Task.Status.QUEUED, Task.Status.RUNNING)
 
 
@@ -42,15 +51,53 @@ def _check_names():
 
 
 # --- the queue ---
+def _configurations():
+    return list(Task.objects.order_by("configuration").values_list("configuration", flat=True).distinct())
+
+
+def _scope(params) -> tuple[QueueFilter, dict]:
+    """The queue's filter form and its valid scope (status defaults to waiting for review)."""
+    form = QueueFilter(params or None, configurations=_configurations())
+    return form, (form.scope() if params else {"status": WAITING_CHOICE})
+
+
+def scope_query(scope: dict) -> str:
+    """The scope as a query string, leaving out the default status."""
+    return urlencode({k: v for k, v in scope.items() if v and not (k == "status" and v == WAITING_CHOICE)})
+
+
+def _previewed(tasks):
+    """The queue's rows with short previews computed in the same query (no per-row read)."""
+    return tasks.only(*LIST_COLUMNS).annotate(
+        preview=Case(When(edited=True, then=Substr("edited_text", 1, PREVIEW_CHARS)),
+                     default=Substr("answer", 1, PREVIEW_CHARS)),
+        instruction=Substr(KT("messages__0__content"), 1, PREVIEW_CHARS),
+    )
+
+
+def _row(task, names) -> dict:
+    hints = [h for h in task.hints if isinstance(h, dict)] if isinstance(task.hints, list) else []
+    checks = list(dict.fromkeys(str(names.get(h.get("check"), h.get("check", ""))) for h in hints))
+    if task.preview:
+        preview, quiet = task.preview, False
+    elif isinstance(task.refusal, dict) and task.refusal.get("stored_message"):
+        preview, quiet = task.refusal["stored_message"], True
+    elif isinstance(task.failure, dict) and task.failure.get("message"):
+        preview, quiet = task.failure["message"], True
+    else:
+        preview, quiet = task.instruction or "", True
+    preview = " ".join(str(preview).split())
+    return {"task": task, "preview": preview[:PREVIEW_CHARS - 1] + "…" if len(preview) >= PREVIEW_CHARS else preview,
+            "quiet": quiet, "hint_count": len(hints), "checks": checks}
+
+
 def _queue(request):
-    configurations = (Task.objects.order_by("configuration").values_list("configuration", flat=True).distinct())
-    form = QueueFilter(request.GET or None, configurations=list(configurations))
-    filters = form.filters() if request.GET else {}
-    scope = {k: v for k, v in filters.items() if k != "status"}
-    counts = dict(Task.objects.filter(**scope).values_list("status").annotate(n=Count("pk")).order_by())
-    tasks = Task.objects.filter(**filters).only(*LIST_COLUMNS).order_by("-created", "-pk")
+    form, scope = _scope(request.GET)
+    everything = Task.objects.filter(scope_q({**scope, "status": ANY_STATUS}))
+    counts = dict(everything.values_list("status").annotate(n=Count("pk")).order_by())
+    tasks = _previewed(Task.objects.filter(scope_q(scope)).order_by("-created", "-pk"))
     page = Paginator(tasks, PER_PAGE).get_page(request.GET.get("page"))
-    return form, filters, counts, page
+    return form, scope, counts, page
 
 
 def _signature(*parts) -> str:
@@ -65,21 +112,28 @@ def _queue_signature(counts, page) -> str:
 @require_GET
 @editor_required
 def queue_list(request):
-    form, filters, counts, page = _queue(request)
+    form, scope, counts, page = _queue(request)
     query = request.GET.copy()
     query.pop("page", None)
     status_links = []
+
+    def link(value, label, count):
+        target = query.copy()
+        target["status"] = value
+        if value == WAITING_CHOICE:
+            target.pop("status")
+        return {"value": value, "label": label, "count": count, "query": target.urlencode(),
+                "current": scope["status"] == value}
+
+    status_links.append(link(WAITING_CHOICE, _("waiting for review"), sum(counts.get(s, 0) for s in WAITING)))
+    status_links.append(link(ANY_STATUS, _("All"), sum(counts.values())))
     for value, label in Task.Status.choices:
-        link = query.copy()
-        link["status"] = value
-        status_links.append({"value": value, "label": label, "count": counts.get(value, 0),
-                             "query": link.urlencode(), "current": filters.get("status") == value})
-    all_link = query.copy()
-    all_link.pop("status", None)
+        status_links.append(link(value, label, counts.get(value, 0)))
+    names = _check_names()
     return render(request, "review/queue.html", {
-        "title": _("Review queue"), "form": form, "page": page, "status_links": status_links,
-        "total": sum(counts.values()), "all_query": all_link.urlencode(), "any_status": "status" not in filters,
-        "query": query.urlencode(), "signature": _queue_signature(counts, page),
+        "title": _("Review queue"), "form": form, "page": page, "rows": [_row(t, names) for t in page],
+        "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
+        "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
     })
 
 
@@ -87,7 +141,7 @@ def queue_list(request):
 @editor_required
 def queue_state(request):
     """What the queue page polls: a signature of its rows and counts; a change means reload the list."""
-    _form, _filters, counts, page = _queue(request)
+    _form, _scope_, counts, page = _queue(request)
     return JsonResponse({"signature": _queue_signature(counts, page), "counts": counts,
                          "tasks": [{"id": str(t.pk), "status": t.status} for t in page]})
 
@@ -121,27 +175,114 @@ def _hint_rows(hints: list[dict], placed: set[int]) -> list[dict]:
     return rows
 
 
-def _detail_context(task: Task, edit_form=None, edit_error: str = "") -> dict:
+def _marked(text: str, hints: list[dict]) -> tuple[list[dict], list[dict]]:
+    """(pieces of the text, hint rows): every hinted passage marked and credited to its hint."""
+    placed = place(text, hints)
+    rows = _hint_rows(hints, placed.placed)
+    numbers = {row["index"]: row["number"] for row in rows}
+    pieces = [{"text": p.text, "hints": [numbers[i] for i in p.hints if i in numbers],
+               "anchors": [numbers[i] for i in p.first_of if i in numbers],
+               "ends": [numbers[i] for i in p.ends if i in numbers],
+               "credited": numbers.get(p.credited)} for p in placed.pieces]
+    for row in rows:
+        row["occurrences"] = placed.occurrences.get(row["index"], 0)
+    return pieces, rows
+
+
+# The advice the worker writes for the consuming system; the page gives an editor's advice instead.
+_CONSUMER_ADVICE = ("%(reason)s Gave up after %(n)d attempts; check the provider and resubmit.",
+                    "Gavel could not run this task; it has been logged. Resubmit it.")
+_CONSUMER_ADVICE_SUFFIX = "Raise the cap or resubmit tomorrow."
+
+
+def worker_detail(message: str) -> str:
+    """The cause in a task's failure message without the advice meant for the consuming system."""
+    message = str(message or "").strip()
+    for code, _name in settings.LANGUAGES:
+        with translation.override(code):
+            for template in _CONSUMER_ADVICE:
+                pattern = re.escape(translation.gettext(template))
+                pattern = pattern.replace(re.escape("%(reason)s"), "(?P<reason>.*?)").replace(
+                    re.escape("%(n)d"), r"\d+")
+                match = re.fullmatch(pattern, message, flags=re.S)
+                if match:
+                    return (match.groupdict().get("reason") or "").strip()
+            suffix = translation.gettext(_CONSUMER_ADVICE_SUFFIX)
+            if message.endswith(suffix):
+                return message[: -len(suffix)].strip()
+    return message
+
+
+def failure_words(failure) -> dict:
+    """What failed and what an editor can do, in their words; the worker's detail below."""
+    failure = failure if isinstance(failure, dict) else {}
+    code = str(failure.get("code") or "")
+    what, todo = TASK_FAILURES.get(code, TASK_FAILURE_OTHER)
+    return {"code": code, "what": str(what), "todo": str(todo), "detail": worker_detail(failure.get("message", ""))}
+
+
+def _scope_of(request) -> dict:
+    """The queue scope a task's page was opened in (its query string, or the POSTed hidden fields)."""
+    params = request.POST if request.method == "POST" else request.GET
+    params = {k: params[k] for k in ("status", "kind", "configuration", "q") if params.get(k)}
+    return _scope(params)[1]
+
+
+def _neighbours(task: Task, scope: dict) -> tuple:
+    """(the task above, the task below) in the queue's order (newest first) within its scope."""
+    rows = Task.objects.filter(scope_q(scope))
+    newer = (rows.filter(Q(created__gt=task.created) | Q(created=task.created, pk__gt=task.pk))
+             .order_by("created", "pk").values_list("pk", flat=True).first())
+    older = (rows.filter(Q(created__lt=task.created) | Q(created=task.created, pk__lt=task.pk))
+             .order_by("-created", "-pk").values_list("pk", flat=True).first())
+    return newer, older
+
+
+def next_waiting(task: Task, scope: dict):
+    """The task to review after this one: the next one down the queue that still waits, else the
+    newest one waiting; None when nothing else waits in this scope."""
+    scope = dict(scope)
+    if scope.get("status") not in WAITING:
+        scope["status"] = WAITING_CHOICE
+    rows = Task.objects.filter(scope_q(scope)).exclude(pk=task.pk)
+    older = (rows.filter(Q(created__lt=task.created) | Q(created=task.created, pk__lt=task.pk))
+             .order_by("-created", "-pk").values_list("pk", flat=True).first())
+    return older or rows.order_by("-created", "-pk").values_list("pk", flat=True).first()
+
+
+def task_url(pk, scope: dict) -> str:
+    query = scope_query(scope)
+    return reverse("review:task", args=[pk]) + (f"?{query}" if query else "")
+
+
+def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "", edit_body=None) -> dict:
     text = task.edited_text if task.edited else task.answer
     hints = task.hints if isinstance(task.hints, list) else []
-    # A blocked task's text is not kept (SPEC §9): its hints are listed, nothing is marked.
-    placed = place(text if task.status != Task.Status.BLOCKED else "", hints)
-    rows = _hint_rows(hints, placed.placed)
-    hint_numbers = {row["index"]: row["number"] for row in rows}
-    pieces = [{"text": p.text, "hints": [hint_numbers[i] for i in p.hints if i in hint_numbers],
-               "anchors": [hint_numbers[i] for i in p.first_of if i in hint_numbers]} for p in placed.pieces]
+    # A blocked text is not kept (SPEC §9): its hints are listed, nothing is marked.
+    pieces, rows = _marked(text if task.outcome != "blocked" else "", hints)
     if edit_form is None and task.status == Task.Status.READY:
         edit_form = EditForm(initial={"text": text})
+    edit_pieces, edit_hints = _marked(edit_body.get("text") or "", edit_body.get("hints") or []) if edit_body \
+        else ([], [])
+    newer, older = _neighbours(task, scope)
+    edit_value = edit_form["text"].value() if edit_form is not None else ""
     return {
         "title": _("Task %(id)s") % {"id": str(task.pk)[:8]}, "task": task, "text": text, "pieces": pieces,
         "hints": rows, "edit_form": edit_form, "edit_error": edit_error,
+        "edit_hints": edit_hints, "edit_pieces": edit_pieces, "edit_length": len(edit_value or ""),
         "can_accept": task.status == Task.Status.READY,
         "can_reject": task.status in (Task.Status.READY, Task.Status.BLOCKED),
         "can_cancel": task.status == Task.Status.QUEUED,
+        "can_retry": task.status == Task.Status.FAILED,
+        "failure": failure_words(task.failure) if task.status == Task.Status.FAILED else None,
+        "earlier_failures": [{**f, **failure_words(f)} for f in queue.earlier_failures(task)],
         "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
         "outcome": _outcome_names().get(task.outcome, task.outcome),
         "from_demo_provider": _answered_by_demo(task),
+        "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
+        "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
+        "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
     }
 
 
@@ -156,7 +297,7 @@ def _answered_by_demo(task: Task) -> bool:
 @require_GET
 @editor_required
 def task_detail(request, pk):
-    return render(request, "review/detail.html", _detail_context(_task_or_404(pk)))
+    return render(request, "review/detail.html", _detail_context(_task_or_404(pk), _scope_of(request)))
 
 
 @require_GET
@@ -168,39 +309,58 @@ def task_state(request, pk):
                          "signature": _signature(task.status, task.updated.isoformat())})
 
 
+def _go_on(request, task: Task, scope: dict, done: str):
+    """After an act: say what was done and open the next task waiting for review (SPEC §10)."""
+    following = next_waiting(task, scope)
+    short = str(task.pk)[:8]
+    if following is None:
+        messages.success(request, _("Task %(id)s: %(done)s Nothing else is waiting for review here.")
+                         % {"done": done, "id": short})
+        return redirect(reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""))
+    messages.success(request, _("Task %(id)s: %(done)s This is the next task waiting for review.")
+                     % {"done": done, "id": short})
+    return redirect(task_url(following, scope))
+
+
 @require_POST
 @editor_required
 def accept(request, pk):
     task = _task_or_404(pk)
+    scope = _scope_of(request)
     edit_form = None
     edited_text = None
     if "text" in request.POST:
         edit_form = EditForm(request.POST)
         if not edit_form.is_valid():
-            return render(request, "review/detail.html", _detail_context(task, edit_form), status=400)
+            return render(request, "review/detail.html", _detail_context(task, scope, edit_form), status=400)
         edited_text = edit_form.cleaned_data["text"]
     try:
-        queue.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language())
+        queue.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language(),
+                     confirm_hints=request.POST.get("confirm_hints") == "1")
     except queue.EditBlocked as exc:
         error = _("The edited text was not accepted: %(message)s") % {"message": exc.block.get("message", "")}
-        return render(request, "review/detail.html", _detail_context(task, edit_form, error))
+        return render(request, "review/detail.html", _detail_context(task, scope, edit_form, error))
+    except queue.EditHasHints as exc:
+        return render(request, "review/detail.html", _detail_context(task, scope, edit_form, edit_body=exc.body))
     except Conflict as exc:
         messages.error(request, exc.message)
-        return redirect("review:task", pk=task.pk)
-    messages.success(request, _("Accepted.") if not task.edited else _("The edited text was accepted."))
-    return redirect("review:task", pk=task.pk)
+        return redirect(task_url(task.pk, scope))
+    return _go_on(request, task, scope, _("Accepted.") if not task.edited else _("The edited text was accepted."))
 
 
-def _act(request, pk, act, done: str):
+def _act(request, pk, act, done: str, *, go_on: bool = True):
     """Run one review act on the task; a status that does not allow it is said on the page."""
     task = _task_or_404(pk)
+    scope = _scope_of(request)
     try:
         act(task)
     except Conflict as exc:
         messages.error(request, exc.message)
-    else:
-        messages.success(request, done)
-    return redirect("review:task", pk=task.pk)
+        return redirect(task_url(task.pk, scope))
+    if go_on:
+        return _go_on(request, task, scope, done)
+    messages.success(request, done)
+    return redirect(task_url(task.pk, scope))
 
 
 @require_POST
@@ -211,9 +371,23 @@ def reject(request, pk):
 
 @require_POST
 @editor_required
+def retry(request, pk):
+    return _act(request, pk, lambda task: queue.retry(task, user=request.user),
+                _("Queued again as a new attempt."))
+
+
+@require_POST
+@editor_required
 def cancel(request, pk):
     return _act(request, pk, lambda task: queue.cancel(task, actor=f"user:{request.user.get_username()}"),
-                _("Cancelled: no worker will generate this task."))
+                _("Cancelled: no worker will generate this task."), go_on=False)
+
+
+@require_POST
+@editor_required
+def language(request):
+    """The review header's language switch: saved in the person's profile, as the admin's is."""
+    return save_language(request, fallback=reverse("review:queue"))
 
 
 # --- the dashboard ---
