@@ -284,6 +284,10 @@ class HintSerializer(serializers.Serializer):
     terms = serializers.ListField(child=serializers.CharField(), required=False)
     missing = serializers.ListField(child=serializers.CharField(), required=False,
                                     help_text="Required terms missing, on a forbidden-term hint of the same list.")
+    suggestion = serializers.DictField(
+        child=serializers.CharField(), required=False,
+        help_text="The list's replacement for each found term that carries one (a line written "
+                  "`Kunde => Kundin oder Kunde`), term to replacement.")
     tool_call = serializers.IntegerField(required=False, help_text="Index of the tool call the hint is about.")
     argument = serializers.CharField(required=False, help_text="Path of the argument inside that tool call.")
     passage = serializers.CharField(allow_null=True)
