@@ -13,7 +13,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, Conflict
-from governance.models import HintFeedback, Task, finding_of
+from governance.models import GovernanceEvent, HintFeedback, Task, finding_of
 from governance.screening import write_events
 
 RIGHT, WRONG, MISSED = HintFeedback.Verdict.RIGHT, HintFeedback.Verdict.WRONG, HintFeedback.Verdict.MISSED
@@ -111,15 +111,27 @@ def verdicts(task: Task) -> dict[str, str]:
     return {encode(dict(zip(FACT_FIELDS, row[:-1]))): row[-1] for row in rows}
 
 
-def mark_hint(task: Task, index: int, verdict: str, *, user) -> list[HintFeedback]:
-    """Mark the task's hint number `index` (0-based) right or wrong: every finding it stands for."""
+def fired(task: Task) -> set[str]:
+    """The findings the task's screening recorded (encoded), read from its governance events: facts only."""
+    from governance.review.rule_stats import FIRED_CHECKS, _fired_keys
+
+    if not task.correlation_id:
+        return set()
+    rows = (GovernanceEvent.objects.filter(correlation_id=task.correlation_id, check_name__in=FIRED_CHECKS,
+                                           decision__in=("blocked", "reported"))
+            .values_list("check_name", "detail").order_by())
+    return {encode(dict(zip(FACT_FIELDS, key))) for check, detail in rows for key, _line in _fired_keys(check, detail)}
+
+
+def mark(task: Task, values: list[str], verdict: str, *, user) -> list[HintFeedback]:
+    """Mark what one hint found right or wrong: `values` are its findings (encoded), each one the task's
+    screening recorded. Reads no text of the task: the findings are checked against its events."""
     if verdict not in (RIGHT, WRONG):
         raise BadInput(_("Choose right or wrong."), fields={"verdict": [_("Choose right or wrong.")]})
-    hints = task.hints if isinstance(task.hints, list) else []
-    facts = hint_facts(hints[index]) if 0 <= index < len(hints) else []
-    if not facts:
+    found = fired(task)
+    if not values or any(value not in found for value in values):
         raise BadInput(_("This hint names no rule or term to mark."))
-    return [_record(task, found, verdict, user=user) for found in facts]
+    return [_record(task, decode(value), verdict, user=user) for value in values]
 
 
 def report_missed(task: Task, value: str, *, user) -> HintFeedback:
@@ -143,8 +155,7 @@ def _record(task: Task, facts: dict, verdict: str, *, user) -> HintFeedback:
         write_events([{
             "correlation_id": task.correlation_id or str(task.pk), "decision": "feedback",
             "check_name": facts["check_name"], "configuration": task.configuration,
-            "provider": (task.completion or {}).get("provider", "") if isinstance(task.completion, dict) else "",
-            "model": (task.completion or {}).get("model", "") if isinstance(task.completion, dict) else "",
+            "provider": "", "model": "",
             "actor": f"user:{user.get_username()}"[:150], "mode": "",
             "detail": {"task": str(task.pk), "verdict": verdict, **{k: v for k, v in finding.items() if k != "check"}},
         }])

@@ -14,6 +14,7 @@ api = [
     path("tasks/<uuid:task_id>", views.TaskView.as_view(), name="task"),
     path("tasks/<uuid:task_id>/cancel", views.TaskCancelView.as_view(), name="task-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
+    path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(

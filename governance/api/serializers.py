@@ -419,3 +419,25 @@ class TaskPageSerializer(serializers.Serializer):
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
     results = TaskSerializer(many=True)
+
+
+class RuleStatSerializer(serializers.Serializer):
+    check = serializers.ChoiceField(choices=["term_list", "rules_judge", "pattern_rules", "citations", "field"])
+    list = serializers.CharField(help_text="The term list (term_list), else empty.")
+    term = serializers.CharField(help_text="The term as the list writes it (term_list), else empty.")
+    snippet = serializers.CharField(help_text="The snippet of a judged rule (rules_judge), else empty.")
+    rule = serializers.CharField(help_text="A judged rule's line number in its snippet, or a pattern rule's "
+                                           "identifier; else empty.")
+    line = serializers.CharField(help_text="The rule line or statement as the events recorded it; may be empty.")
+    fired = serializers.IntegerField(help_text="How often it was found (blocked or reported) in the period.")
+    blocked = serializers.IntegerField(help_text="Of those, how often it blocked.")
+    reviewed = serializers.IntegerField(help_text="Hints an editor marked right or wrong.")
+    right = serializers.IntegerField()
+    wrong = serializers.IntegerField(help_text="Hints marked wrong (false positives).")
+    missed = serializers.IntegerField(help_text="Texts where an editor said it should have been found.")
+    precision = serializers.FloatField(allow_null=True, help_text="right / reviewed; null when nothing was reviewed.")
+
+
+class RuleStatsSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    rules = RuleStatSerializer(many=True, help_text="Most wrong first.")

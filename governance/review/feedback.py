@@ -28,6 +28,7 @@ def context(task: Task, rows: list[dict]) -> dict:
         facts = service.hint_facts(hint)
         marked = {verdicts.get(service.encode(f)) for f in facts} - {None}
         row["feedback_possible"] = bool(facts)
+        row["findings"] = [service.encode(f) for f in facts]
         row["verdict"] = marked.pop() if len(marked) == 1 else ("mixed" if marked else "")
         row["suggestions"] = [{"term": term, "suggestion": value} for term, value in suggestions_of(hint).items()
                               if term in (row.get("terms") or ())] if can_apply and row.get("marked") else []
@@ -55,6 +56,14 @@ def _task(pk):
     return _task_or_404(pk)
 
 
+def _facts_task(pk):
+    """The task as the feedback acts read it: ids and review state, never a text column."""
+    from django.shortcuts import get_object_or_404
+
+    return get_object_or_404(Task.objects.only("id", "review_decision", "correlation_id", "configuration", "also"),
+                             pk=pk)
+
+
 def _hint_index(request) -> int:
     try:
         return int(request.POST.get("hint", ""))
@@ -66,31 +75,27 @@ def _hint_index(request) -> int:
 @editor_required
 def mark(request, pk):
     """Mark one hint right or wrong (SPEC §10.2); changeable until the review is final."""
-    task = _task(pk)
-    index = _hint_index(request)
+    task = _facts_task(pk)
+    verdict = request.POST.get("verdict", "")
     try:
-        service.mark_hint(task, index, request.POST.get("verdict", ""), user=request.user)
+        service.mark(task, request.POST.getlist("finding"), verdict, user=request.user)
     except GavelError as exc:
         messages.error(request, exc.message)
         return _back(task, request)
-    number = _hint_number(task, index)
-    verdict = request.POST["verdict"]
+    try:
+        number = int(request.POST.get("number", ""))
+    except ValueError:
+        number = 0
     messages.success(request, _("Hint %(number)d marked right.") % {"number": number} if verdict == service.RIGHT
                      else _("Hint %(number)d marked wrong.") % {"number": number})
-    return _back(task, request, f"#hint-{number}")
-
-
-def _hint_number(task: Task, index: int) -> int:
-    """The hint's number as the page shows it (hints that are not mappings are not listed)."""
-    hints = task.hints if isinstance(task.hints, list) else []
-    return sum(1 for hint in hints[: index + 1] if isinstance(hint, dict))
+    return _back(task, request, f"#hint-{number}" if number else "")
 
 
 @require_POST
 @editor_required
 def missed(request, pk):
     """Report a rule or term the policy did not find in this text (a false negative)."""
-    task = _task(pk)
+    task = _facts_task(pk)
     try:
         service.report_missed(task, request.POST.get("finding", ""), user=request.user)
     except GavelError as exc:

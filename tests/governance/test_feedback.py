@@ -23,17 +23,38 @@ def url(task, act=""):
     return f"/review/tasks/{task.pk}/{act}"
 
 
+@pytest.fixture
+def hinted(hinted_task):
+    """The fixture task with the events its screening wrote (what feedback checks findings against)."""
+    GovernanceEvent.objects.create(correlation_id="corr-hinted", decision="reported", check_name="term_list",
+                                   configuration="newsroom-desk", mode="report",
+                                   detail={"list": "Hype words", "terms": [HYPE], "missing": []})
+    GovernanceEvent.objects.create(correlation_id="corr-hinted", decision="reported", check_name="rules_judge",
+                                   configuration="newsroom-desk", mode="report",
+                                   detail={"choice": "deny", "rules": [{"number": 2, "line": "Never promise delivery dates.",
+                                                                         "snippet": "house-style", "line_no": 3}]})
+    return hinted_task
+
+
+def mark(client, task, index, verdict, **extra):
+    task = Task.objects.get(pk=task.pk)
+    findings = [encode(f) for f in hint_facts(task.hints[index])] if index < len(task.hints) else []
+    return client.post(url(task, "feedback"), {"number": index + 1, "verdict": verdict, "finding": findings},
+                       **extra)
+
+
 def feedback_events():
     return list(GovernanceEvent.objects.filter(decision="feedback").order_by("id"))
 
 
 # --- right / wrong / missed on the fixture task (a reported term, a judged rule, a judge that timed out) ---
-def test_an_editor_marks_hints_right_and_wrong_as_facts_only(editor, hinted_task, reviewer):
+def test_an_editor_marks_hints_right_and_wrong_as_facts_only(editor, hinted, reviewer):
+    hinted_task = hinted
     page = editor.get(url(hinted_task)).text
     # Two hints stand for findings; the judge that timed out stands for none.
     assert 'id="right-1"' in page and 'id="wrong-2"' in page and 'id="right-3"' not in page
-    assert editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "right"}).status_code == 302
-    assert editor.post(url(hinted_task, "feedback"), {"hint": 1, "verdict": "wrong"}).status_code == 302
+    assert mark(editor, hinted_task, 0, "right").status_code == 302
+    assert mark(editor, hinted_task, 1, "wrong").status_code == 302
     rows = {(f.check_name, f.list_name, f.term, f.snippet, f.rule): f.verdict for f in HintFeedback.objects.all()}
     assert rows == {("term_list", "Hype words", HYPE, "", ""): "right",
                     ("rules_judge", "", "", "house-style", "3"): "wrong"}
@@ -48,13 +69,14 @@ def test_an_editor_marks_hints_right_and_wrong_as_facts_only(editor, hinted_task
     assert 'id="verdict-1"' in page and "Marked right" in page and "Marked wrong" in page
 
 
-def test_a_verdict_can_change_until_the_review_is_final(editor, hinted_task):
-    editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "wrong"})
-    editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "right"})
+def test_a_verdict_can_change_until_the_review_is_final(editor, hinted):
+    hinted_task = hinted
+    mark(editor, hinted_task, 0, "wrong")
+    mark(editor, hinted_task, 0, "right")
     assert list(HintFeedback.objects.values_list("verdict", flat=True)) == ["right"]
     assert len(feedback_events()) == 2  # the log keeps both acts
     editor.post(url(hinted_task, "accept"))
-    response = editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "wrong"}, follow=True)
+    response = mark(editor, hinted_task, 0, "wrong", follow=True)
     assert "This task&#x27;s review is final" in response.text or "This task's review is final" in response.text
     assert list(HintFeedback.objects.values_list("verdict", flat=True)) == ["right"]
     assert 'id="wrong-1"' not in editor.get(url(hinted_task)).text
@@ -76,11 +98,16 @@ def test_a_missed_term_is_chosen_from_the_task_s_lists(editor, hinted_task):
     assert HintFeedback.objects.count() == 1
 
 
-def test_bad_feedback_posts_are_refused_with_a_reason(editor, hinted_task):
-    response = editor.post(url(hinted_task, "feedback"), {"hint": 2, "verdict": "wrong"}, follow=True)
+def test_bad_feedback_posts_are_refused_with_a_reason(editor, hinted):
+    hinted_task = hinted
+    response = mark(editor, hinted_task, 2, "wrong", follow=True)
     assert "This hint names no rule or term to mark." in response.text
-    response = editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "maybe"}, follow=True)
+    response = mark(editor, hinted_task, 0, "maybe", follow=True)
     assert "Choose right or wrong." in response.text
+    forged = encode({"check_name": "term_list", "list_name": "Hype words", "term": "unmatched", "snippet": "",
+                     "rule": ""})
+    response = editor.post(url(hinted_task, "feedback"), {"verdict": "wrong", "finding": [forged]}, follow=True)
+    assert "This hint names no rule or term to mark." in response.text  # not what the screening found
     assert editor.get(url(hinted_task, "feedback")).status_code == 405
     assert HintFeedback.objects.count() == 0
 
@@ -99,9 +126,10 @@ def test_hint_facts_of_each_check():
 
 
 # --- keep as example ---
-def test_keep_as_example_after_review_with_the_expectation_it_implies(editor, hinted_task, reviewer):
-    editor.post(url(hinted_task, "feedback"), {"hint": 0, "verdict": "right"})
-    editor.post(url(hinted_task, "feedback"), {"hint": 1, "verdict": "wrong"})
+def test_keep_as_example_after_review_with_the_expectation_it_implies(editor, hinted, reviewer):
+    hinted_task = hinted
+    mark(editor, hinted_task, 0, "right")
+    mark(editor, hinted_task, 1, "wrong")
     page = editor.get(url(hinted_task)).text
     assert 'id="keep-button"' not in page  # not reviewed yet
     editor.post(url(hinted_task, "accept"))
@@ -197,8 +225,8 @@ def test_a_kept_example_round_trips_and_test_policy_runs_it(editor, newsroom):
     task = screened_task(newsroom, NEWS)
     checks = [hint["check"] for hint in task.hints]
     assert checks == ["term_list", "pattern_rules"], task.hints
-    editor.post(url(task, "feedback"), {"hint": 0, "verdict": "right"})  # "Kunde" is right
-    editor.post(url(task, "feedback"), {"hint": 1, "verdict": "wrong"})  # the guarantee rule misfired
+    mark(editor, task, 0, "right")  # "Kunde" is right
+    mark(editor, task, 1, "wrong")  # the guarantee rule misfired
     editor.post(url(task, "accept"))
     editor.post(url(task, "keep"))
     example = PolicyExample.objects.get(from_task=task.pk)
