@@ -688,3 +688,7 @@ class TaskAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):
         # Task contents are emptied by purge_governance; the rows stay.
         return False
+
+
+# The policy examples and release pages register themselves (governance/release_admin.py).
+from governance import release_admin  # noqa: E402,F401

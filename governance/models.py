@@ -387,6 +387,15 @@ class PolicyVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
+        from governance.policy.versions import note_edit
+
+        cls._bump()
+        # Every version is kept as a revision once its change commits (SPEC §12.4); after the UPDATE,
+        # since outside a transaction the revision is written at once.
+        note_edit()
+
+    @classmethod
+    def _bump(cls) -> None:
         # The row is made by a migration, so this is one UPDATE.
         if cls.objects.filter(pk=1).update(value=F("value") + 1):
             return
@@ -499,6 +508,7 @@ class GovernanceEvent(models.Model):
         REJECTED = "rejected", _("Rejected in review")
         RETRIED = "retried", _("Retried in review")
         FEEDBACK = "feedback", _("Feedback in review")
+        RELEASED = "released", _("Policy released")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
@@ -509,6 +519,7 @@ class GovernanceEvent(models.Model):
         BUDGET = "budget", _("budget")
         FIELD = "field", _("field fill")
         REVIEW = "review", _("review")
+        POLICY = "policy", _("policy release")
 
     at = models.DateTimeField(_("time"), default=timezone.now, db_index=True,
                               help_text=_("When the event was recorded."))
@@ -775,7 +786,7 @@ class PolicyExample(models.Model):
 
     class Format(models.TextChoices):
         TEXT = "text", _("text")
-        JSON = "json", _("JSON")
+        JSON = "json", _("JSON, judged by its strings")
 
     name = models.CharField(_("name"), max_length=200, unique=True,
                             help_text=_("How the policy file and test reports name this example."))
@@ -815,8 +826,8 @@ class PolicyExample(models.Model):
                                    help_text=_("When it was kept from review."))
     from_task = models.UUIDField(_("from task"), null=True, blank=True,
                                  help_text=_("The reviewed task it was kept from."))
-    created = models.DateTimeField(_("created"), default=timezone.now)
-    updated = models.DateTimeField(_("updated"), auto_now=True)
+    created = models.DateTimeField(_("created"), default=timezone.now, help_text=_("When the example was written."))
+    updated = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the example last changed."))
 
     class Meta:
         ordering = ["name"]
@@ -836,7 +847,7 @@ class PolicyRevision(models.Model):
 
     number = models.PositiveBigIntegerField(_("version"), unique=True,
                                             help_text=_("The policy version screenings report after this change."))
-    at = models.DateTimeField(_("time"), default=timezone.now)
+    at = models.DateTimeField(_("time"), default=timezone.now, help_text=_("When the change was committed."))
     actor = models.CharField(_("actor"), max_length=150, blank=True, default="",
                              help_text=_("Who made the change: a user name, a consumer, or the command line."))
     source = models.CharField(_("source"), max_length=20, blank=True, default="",

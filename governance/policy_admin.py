@@ -66,12 +66,25 @@ def policy_import(request):
     """Dry run first; apply only when the administrator confirms the document they saw the report of."""
     _require_administrator(request)
     form = PolicyImportForm(request.POST or None, request.FILES or None)
-    report = errors = None
+    report = errors = plan = None
     if request.method == "POST" and form.is_valid():
+        from governance.policy import release
+
         apply = "_apply" in request.POST
+        document, prune = form.cleaned_data["document"], form.cleaned_data["prune"]
         try:
-            report = policy.import_policy(form.cleaned_data["document"], prune=form.cleaned_data["prune"],
-                                          dry_run=not apply)
+            if apply:
+                report, plan = release.apply_release(
+                    document, prune=prune, allow_regressions=bool(request.POST.get("allow_regressions")),
+                    actor=f"user:{request.user.get_username()}", source="admin")
+            else:
+                plan = release.plan_release(document, prune=prune)
+                report = plan.report
+        except release.ExamplesRegressed as exc:
+            messages.error(request, str(exc))
+            plan = exc.plan
+            report = plan.report
+            apply = False
         except policy.PolicyInvalid as exc:
             errors = sorted(exc.errors.items())
         if report is not None and apply:
@@ -85,6 +98,9 @@ def policy_import(request):
         "summary": _summary(report) if report else "",
         "errors": errors,
         "rows": _rows(report) if report else [],
+        "plan": plan,
+        "replay_changes": sorted(plan.replay.changes.items()) if plan else [],
+        "replay_rules": sorted(plan.replay.by_rule.items()) if plan else [],
     }
     return TemplateResponse(request, "admin/gavel/policy_import.html", context)
 

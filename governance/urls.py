@@ -4,8 +4,8 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from governance import health, pages, policy_admin
-from governance.api import views
+from governance import health, pages, policy_admin, release_admin
+from governance.api import release_views, views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -16,6 +16,8 @@ api = [
     path("events", views.EventsView.as_view(), name="events"),
     path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
+    path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
+    path("policy/versions", release_views.PolicyVersionsView.as_view(), name="policy-versions"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs/",
@@ -29,6 +31,8 @@ urlpatterns = [
     # Before the admin's own catch-all: the policy file pages live in the admin's namespace and layout.
     path("admin/policy/export/", admin.site.admin_view(policy_admin.policy_export), name="gavel_policy_export"),
     path("admin/policy/import/", admin.site.admin_view(policy_admin.policy_import), name="gavel_policy_import"),
+    path("admin/policy/test/", admin.site.admin_view(release_admin.policy_test), name="gavel_policy_test"),
+    path("admin/policy/history/", admin.site.admin_view(release_admin.policy_history), name="gavel_policy_history"),
     path("admin/language/", admin.site.admin_view(pages.switch_language), name="gavel_switch_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),

@@ -261,7 +261,7 @@ POLICY_DOCUMENT = {
         for section, keys in (
             ("providers", policy.PROVIDER_KEYS), ("configurations", policy.CONFIGURATION_KEYS),
             ("snippets", policy.SNIPPET_KEYS), ("term_lists", policy.TERM_LIST_KEYS),
-            ("pattern_rules", policy.PATTERN_RULE_KEYS),
+            ("pattern_rules", policy.PATTERN_RULE_KEYS), ("examples", policy.EXAMPLE_KEYS),
         )
     },
     "description": "A whole policy document (policy-example.yaml). Records not named are removed.",
@@ -272,26 +272,89 @@ class PolicyView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
     parser_classes = [YAMLOrJSONParser]
 
-    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
+    @extend_schema(
+        parameters=[OpenApiParameter("version", int, description="A kept policy version: its whole document.")],
+        responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
     def get(self, request):
-        return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
+        from governance.policy import versions
+
+        wanted = request.query_params.get("version")
+        if wanted is None:
+            return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
+        number = _positive_int(wanted, "version")
+        text = versions.document_of(number)
+        if text is None:
+            raise UnknownRecord(_("Policy version %(number)s is not kept.") % {"number": number},
+                                code="unknown_version")
+        return self.with_policy_version(Response(yaml.safe_load(text)), number)
 
     @extend_schema(
         request={"application/json": POLICY_DOCUMENT, "application/yaml": POLICY_DOCUMENT},
-        responses={200: OpenApiTypes.OBJECT, **ERRORS},
+        responses={200: OpenApiTypes.OBJECT, **ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)},
         summary="Replace the policy document (atomic; nothing is written when any path has an error)",
+        description="With dry_run=true nothing is written and the answer adds the examples before and after and "
+                    "a replay of retained task texts. A draft that makes a passing example fail is refused "
+                    "(409 examples_regressed) unless allow_regressions=true.",
+        parameters=[
+            OpenApiParameter("dry_run", bool, description="Report what the document would do; write nothing."),
+            OpenApiParameter("allow_regressions", bool, description="Apply even when passing examples would fail."),
+            OpenApiParameter("replay", int, description="Dry run: how many recent task texts to replay (500)."),
+            OpenApiParameter("replay_judges", bool, description="Dry run: ask the judges in the replay too."),
+            OpenApiParameter("cost_cap", float, description="Dry run with judges: stop asking them past this cost."),
+        ],
     )
     def put(self, request):
         if request.data is None or request.data == {} and not request.body.strip():
             # An empty body would import an empty policy and, pruning, remove every record.
             raise BadInput(_("Send the whole policy document."), code="invalid_policy",
                            fields={"document": [_("The body is empty.")]})
+        from governance.policy import release
+
+        params = request.query_params
         try:
-            report = policy.import_policy(request.data, prune=True)
+            if _flag(params, "dry_run"):
+                replay = _positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True)
+                judges = _flag(params, "replay_judges")
+                cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
+                plan = release.plan_release(request.data, prune=True, replay=replay, replay_judges=judges,
+                                            cost_cap=cost_cap if judges else 0.0)
+                return self.with_policy_version(Response(plan.as_dict()), PolicyVersion.current())
+            report, plan = release.apply_release(request.data, prune=True,
+                                                 allow_regressions=_flag(params, "allow_regressions"),
+                                                 actor=f"consumer:{request.user.name}", source="api")
         except policy.PolicyInvalid as exc:
             raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
                            fields=exc.errors) from exc
-        return self.with_policy_version(Response(report.as_dict()), PolicyVersion.current())
+        body = report.as_dict()
+        body["regressions_accepted"] = plan.regressions if plan else []
+        return self.with_policy_version(Response(body), PolicyVersion.current())
+
+
+def _flag(params, name: str) -> bool:
+    value = params.get(name, "false").lower()
+    if value not in ("true", "false", "1", "0"):
+        raise BadInput(_("Give true or false."), fields={name: [_("Give true or false.")]})
+    return value in ("true", "1")
+
+
+def _positive_int(value, name: str, *, zero: bool = False) -> int:
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        number = -1
+    if number < (0 if zero else 1):
+        raise BadInput(_("Give a whole number."), fields={name: [_("Give a whole number.")]})
+    return number
+
+
+def _number(value, name: str) -> float:
+    try:
+        number = float(value)
+    except (TypeError, ValueError):
+        number = -1.0
+    if not number >= 0:
+        raise BadInput(_("Give a number."), fields={name: [_("Give a number.")]})
+    return number
 
 
 TASK_ERRORS = {**ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)}

@@ -18,7 +18,7 @@ class Migration(migrations.Migration):
         migrations.AlterField(
             model_name='governanceevent',
             name='decision',
-            field=models.CharField(choices=[('blocked', 'Stopped'), ('reported', 'Delivered with hints'), ('not_checked', 'Not checked'), ('redacted', 'Secrets masked'), ('escalated', 'Escalated'), ('unverified', 'Not verified'), ('budget_refused', 'Refused over budget'), ('accepted', 'Accepted in review'), ('rejected', 'Rejected in review'), ('retried', 'Retried in review'), ('feedback', 'Feedback in review')], db_index=True, help_text='What happened to the text: stopped, delivered with hints, secrets masked, refused over budget, accepted or rejected in review, and so on.', max_length=20, verbose_name='decision'),
+            field=models.CharField(choices=[('blocked', 'Stopped'), ('reported', 'Delivered with hints'), ('not_checked', 'Not checked'), ('redacted', 'Secrets masked'), ('escalated', 'Escalated'), ('unverified', 'Not verified'), ('budget_refused', 'Refused over budget'), ('accepted', 'Accepted in review'), ('rejected', 'Rejected in review'), ('retried', 'Retried in review'), ('feedback', 'Feedback in review'), ('released', 'Policy released')], db_index=True, help_text='What happened to the text: stopped, delivered with hints, secrets masked, refused over budget, accepted or rejected in review, and so on.', max_length=20, verbose_name='decision'),
         ),
         migrations.CreateModel(
             name='HintFeedback',

@@ -34,6 +34,16 @@ EXPORTERS = {
 }
 
 
+def errors_of_document(document, *, prune: bool = False) -> dict:
+    """Every error of `document` with its path, as an import would report them; nothing written."""
+    from governance.policy.document import read_document
+    from governance.policy.reading import Errors
+
+    errors = Errors()
+    read_document(document, errors, prune=prune)
+    return errors.by_path
+
+
 def export_policy() -> dict:
     """The whole policy as a document in the format of policy-example.yaml: every key, in its order."""
     return {section: export() for section, export in EXPORTERS.items()}

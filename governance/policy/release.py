@@ -3,7 +3,14 @@ apply it through the regression gate, keep and restore versions. Commands, the A
 """
 from __future__ import annotations
 
-from governance.policy.testing import run_examples, select_examples
+from dataclasses import dataclass, field
+
+from django.db import transaction
+from django.utils.translation import gettext as _
+
+from governance.errors import BadInput, Conflict, UnknownRecord  # noqa: F401 -- raised through here
+from governance.policy import replay as replaying
+from governance.policy.testing import PolicyTestReport, run_examples, select_examples
 
 
 def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cached", prune: bool = True):
@@ -17,6 +24,137 @@ def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cac
         report = run_examples(select_examples(only), judges=judges)
     report.draft = True
     return report
+
+
+@dataclass
+class ReleasePlan:
+    """What a draft would do (SPEC §12.3): its records, the examples before and after, and the replay."""
+
+    report: object  # ImportReport, dry_run=True
+    before: PolicyTestReport
+    after: PolicyTestReport
+    replay: replaying.ReplayReport
+    changed_examples: list[dict] = field(default_factory=list)
+
+    @property
+    def regressions(self) -> list[str]:
+        """Examples that pass now and would fail under the draft."""
+        return [c["name"] for c in self.changed_examples if c["before"] == "passed" and c["after"] != "passed"]
+
+    def as_dict(self) -> dict:
+        return {**self.report.as_dict(),
+                "examples": {"before": self.before.as_dict(), "after": self.after.as_dict(),
+                             "changed": self.changed_examples, "regressions": self.regressions},
+                "replay": self.replay.as_dict()}
+
+
+class ExamplesRegressed(Conflict):
+    """Applying the draft would make passing examples fail; an administrator may allow it."""
+
+    default_code = "examples_regressed"
+
+    def __init__(self, plan: ReleasePlan):
+        names = plan.regressions
+        super().__init__(
+            _("The draft makes %(count)d passing example(s) fail: %(names)s. Nothing was written; allow "
+              "regressions to apply it anyway.") % {"count": len(names), "names": ", ".join(names)},
+            fields={"regressions": names})
+        self.plan = plan
+
+
+def _state(result) -> str:
+    if result is None:
+        return "absent"
+    return "passed" if result.passed else ("error" if result.error else "failed")
+
+
+def plan_release(document, *, prune: bool = True, replay: int = replaying.DEFAULT_REPLAY,
+                 replay_judges: bool = False, cost_cap: float = 0.0) -> ReleasePlan:
+    """Dry-run `document`: the import report, the examples under current and draft, the replay. Writes nothing."""
+    from governance.policy.drafts import draft_policy
+
+    texts = replaying.retained_texts(replay)
+    before = run_examples(select_examples(), judges="cached")
+    replay_before = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)
+    with draft_policy(document, prune=prune) as report:
+        after = run_examples(select_examples(), judges="cached")
+        replay_after = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)
+    report.dry_run = True
+    after.draft = True
+    changed = []
+    names = sorted({e.name for e in before.examples} | {e.name for e in after.examples})
+    for name in names:
+        was, will = _state(before.result_of(name)), _state(after.result_of(name))
+        if was != will:
+            changed.append({"name": name, "before": was, "after": will})
+    return ReleasePlan(report, before, after, replaying.compare(replay_before, replay_after, judges=replay_judges),
+                       changed)
+
+
+def apply_release(document, *, prune: bool = True, allow_regressions: bool = False, actor: str = "",
+                  source: str = "import", replay: int = 0):
+    """Import `document` through the gate (SPEC §12.3): refused when it regresses an example, unless allowed.
+
+    The applied release is a governance event with its version, actor, counts and accepted regressions.
+    Returns (ImportReport, ReleasePlan).
+    """
+    from governance.models import GovernanceEvent, PolicyVersion
+    from governance.policy.importing import import_policy
+    from governance.policy.versions import acting
+
+    from governance.models import PolicyExample
+
+    # With no example stored nothing can regress: the draft needs no trial run.
+    plan = plan_release(document, prune=prune, replay=replay) if replay or PolicyExample.objects.exists() else None
+    if plan is not None and plan.regressions and not allow_regressions:
+        raise ExamplesRegressed(plan)
+    with acting(actor, source), transaction.atomic():
+        report = import_policy(document, prune=prune)
+        if report.has_changes:
+            GovernanceEvent.objects.create(
+                correlation_id=f"release-{PolicyVersion.current()}", decision="released", check_name="policy",
+                actor=actor[:150], detail={
+                    "version": PolicyVersion.current(), "source": source, "created": len(report.created),
+                    "changed": len(report.changed), "removed": len(report.removed),
+                    "regressions_accepted": len(plan.regressions) if plan else 0,
+                    "regressions": plan.regressions if plan else []})
+    return report, plan
+
+
+def restore_version(number: int, *, actor: str = "", allow_regressions: bool = False):
+    """Make version `number` the policy again: an import of its document, through the same gate."""
+    import yaml
+
+    from governance.errors import UnknownRecord
+    from governance.policy.versions import document_of
+
+    text = document_of(number)
+    if text is None:
+        raise UnknownRecord(_("Policy version %(number)s is not kept.") % {"number": number},
+                            code="unknown_version")
+    return apply_release(yaml.safe_load(text), prune=True, allow_regressions=allow_regressions, actor=actor,
+                         source="restore")
+
+
+def format_plan(plan: ReleasePlan) -> list[str]:
+    """The examples and replay part of a dry run, as lines for the command."""
+    lines = [f"Examples: {plan.before.passed} of {len(plan.before.examples)} pass now, "
+             f"{plan.after.passed} of {len(plan.after.examples)} would pass under the draft."]
+    for change in plan.changed_examples:
+        mark = " (regression)" if change["name"] in plan.regressions else ""
+        lines.append(f"  example {change['name']}: {change['before']} -> {change['after']}{mark}")
+    r = plan.replay
+    lines.append(f"Replay of {r.replayed} retained task text(s)"
+                 + (" with judges" if r.judges else ", deterministic checks only") + ":")
+    if not r.changes:
+        lines.append("  no outcome or hint would change.")
+    for kind, ids in sorted(r.changes.items()):
+        lines.append(f"  {kind}: {len(ids)} task(s): {', '.join(ids)}")
+    for key, moved in sorted(r.by_rule.items()):
+        lines.append(f"  {key}: fires on {len(moved['new'])} more, {len(moved['lost'])} fewer")
+    if r.not_screened:
+        lines.append(f"  not screened (configuration gone): {len(r.not_screened)} task(s)")
+    return lines
 
 
 def format_test_report(report) -> str:

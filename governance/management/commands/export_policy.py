@@ -1,4 +1,4 @@
-"""`manage.py export_policy [--output FILE]`: the policy as YAML (SPEC §11.2)."""
+"""`manage.py export_policy [--output FILE] [--policy-version N]`: the policy as YAML (SPEC §11.2, §12.4)."""
 from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
@@ -9,9 +9,18 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--output", "-o", metavar="FILE", help="write to FILE instead of standard output")
+        parser.add_argument("--policy-version", type=int, metavar="N",
+                            help="write the document of kept policy version N (see policy_history)")
 
-    def handle(self, *args, output=None, **options):
-        text = policy.export_yaml()
+    def handle(self, *args, output=None, policy_version=None, **options):
+        if policy_version is None:
+            text = policy.export_yaml()
+        else:
+            from governance.policy.versions import document_of
+
+            text = document_of(policy_version)
+            if text is None:
+                raise CommandError(f"Policy version {policy_version} is not kept (policy_history lists them).")
         if not output:
             self.stdout.write(text, ending="")
             return

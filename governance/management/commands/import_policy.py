@@ -4,6 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
 from governance.management import read_input
+from governance.policy import release
 
 
 class Command(BaseCommand):
@@ -19,8 +20,19 @@ class Command(BaseCommand):
         parser.add_argument("--dry-run", action="store_true", help="validate and show what would change; write nothing")
         parser.add_argument("--prune", action="store_true",
                             help="remove records of the sections in the file that the file no longer names")
+        parser.add_argument("--replay", type=int, default=release.replaying.DEFAULT_REPLAY, metavar="N",
+                            help="dry run: screen the retained answers of the last N tasks under both policies "
+                                 "(default 500; 0 for none)")
+        parser.add_argument("--replay-judges", action="store_true",
+                            help="dry run: ask the judges in the replay too (costs model calls)")
+        parser.add_argument("--replay-cost-cap", type=float, default=1.0, metavar="COST",
+                            help="dry run with --replay-judges: stop asking judges once the replay cost this much "
+                                 "(default 1.0)")
+        parser.add_argument("--allow-regressions", action="store_true",
+                            help="apply even when a passing policy example would fail")
 
-    def handle(self, *args, file, dry_run, prune, **options):
+    def handle(self, *args, file, dry_run, prune, replay=release.replaying.DEFAULT_REPLAY, replay_judges=False,
+               replay_cost_cap=1.0, allow_regressions=False, **options):
         try:
             text = read_input(file, options.get("stdin"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -29,15 +41,32 @@ class Command(BaseCommand):
             document = yaml.safe_load(text)
         except yaml.YAMLError as exc:
             raise CommandError(f"{file} does not parse as YAML: {exc}") from exc
+        plan = None
         try:
-            report = policy.import_policy(document, prune=prune, dry_run=dry_run)
+            if dry_run:
+                plan = release.plan_release(document, prune=prune, replay=replay, replay_judges=replay_judges,
+                                            cost_cap=replay_cost_cap if replay_judges else 0.0)
+                report = plan.report
+            else:
+                report, plan = release.apply_release(document, prune=prune, allow_regressions=allow_regressions,
+                                                     actor="command:import_policy", source="import")
+        except release.ExamplesRegressed as exc:
+            for line in release.format_plan(exc.plan):
+                self.stderr.write(line)
+            raise CommandError(f"{exc} (--allow-regressions)") from exc
         except policy.PolicyInvalid as exc:
             for path, messages in exc.errors.items():
                 for message in messages:
                     self.stderr.write(f"{path}: {message}")
             count = sum(len(m) for m in exc.errors.values())
             raise CommandError(f"{count} error(s) in {file}; nothing was written.") from exc
+        if dry_run and plan is not None:
+            for line in release.format_plan(plan):
+                self.stdout.write(line)
         self.print_report(report)
+        if not dry_run and plan is not None and plan.regressions:
+            self.stdout.write(f"Applied with {len(plan.regressions)} regression(s) accepted: "
+                              f"{', '.join(plan.regressions)}")
 
     def print_report(self, report: policy.ImportReport) -> None:
         verbs = ("Created", "Changed", "Removed")

@@ -154,6 +154,8 @@ POLICY_EDITOR_MODELS = (
     "snippets.snippet",
     "snippets.patternrule",
     "termlists.termlist",
+    # Examples change what is tested, never what is enforced (SPEC §12.1).
+    "governance.policyexample",
 )
 
 

@@ -1,0 +1,66 @@
+"""Policy releases over the REST API (SPEC §12): test the policy or a draft, list the kept versions.
+
+Administrator consumers only, like the policy document itself. Thin: governance.policy.release does the work.
+"""
+import yaml
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+
+from governance import policy
+from governance.api.auth import IsAdminConsumer
+from governance.api.views import ERRORS, GavelAPIView
+from governance.errors import BadInput
+from governance.models import PolicyVersion
+from governance.policy import release, versions
+from governance.policy.testing import JUDGE_MODES
+
+
+class PolicyTestRequest(serializers.Serializer):
+    draft = serializers.JSONField(required=False, help_text="A policy document as JSON, or as a YAML string.")
+    only = serializers.ListField(child=serializers.CharField(), required=False,
+                                 help_text="Names of the examples to screen (default: every example).")
+    judges = serializers.ChoiceField(JUDGE_MODES, default="cached",
+                                     help_text="live: ask every judge; cached: reuse kept verdicts; skip: ask none.")
+
+    def validate(self, data):
+        unknown = set(self.initial_data) - set(self.fields) if isinstance(self.initial_data, dict) else set()
+        if unknown:
+            raise serializers.ValidationError({key: [_("Unknown key.")] for key in sorted(unknown)})
+        return data
+
+
+class PolicyTestView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+    parser_classes = [JSONParser]
+
+    @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   summary="Screen the policy examples under the policy, or under a draft (nothing written)")
+    def post(self, request):
+        data = self.parsed(PolicyTestRequest, request)
+        draft = data.get("draft")
+        if isinstance(draft, str):
+            try:
+                draft = yaml.safe_load(draft)
+            except yaml.YAMLError as exc:
+                raise BadInput(_("The draft does not parse: %(e)s") % {"e": exc},
+                               fields={"draft": [_("The draft does not parse as YAML.")]}) from exc
+        try:
+            report = release.test_policy(draft=draft, only=data.get("only"), judges=data["judges"])
+        except policy.PolicyInvalid as exc:
+            raise BadInput(_("The draft has errors; nothing was tested."), code="invalid_policy",
+                           fields={f"draft.{path}": messages for path, messages in exc.errors.items()}) from exc
+        return self.with_policy_version(Response(report.as_dict()), PolicyVersion.current())
+
+
+class PolicyVersionsView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="List the kept policy versions")
+    def get(self, request):
+        rows = [{"version": r.number, "at": r.at.isoformat(), "actor": r.actor, "source": r.source,
+                 "summary": r.summary} for r in versions.history()]
+        return self.with_policy_version(Response({"versions": rows}), PolicyVersion.current())
