@@ -31,17 +31,6 @@ def shoot(page, name):
     print(f"screenshot: {path}")
 
 
-def press_access_key(page, key: str):
-    """Alt+key as Chromium on Linux reads an access key: a key down and a char event with Alt held.
-    (Playwright's keyboard.press sends no char event with Alt, so no access key fires through it.)"""
-    cdp = page.context.new_cdp_session(page)
-    code = {"key": key, "code": f"Key{key.upper()}", "windowsVirtualKeyCode": ord(key.upper()), "modifiers": 1}
-    cdp.send("Input.dispatchKeyEvent", {"type": "rawKeyDown", **code})
-    cdp.send("Input.dispatchKeyEvent", {"type": "char", "modifiers": 1, "key": key, "text": key, "unmodifiedText": key})
-    cdp.send("Input.dispatchKeyEvent", {"type": "keyUp", **code})
-    cdp.detach()
-
-
 def log_in_by_cookie(page, live_server, user):
     """The page with the user's session cookie (the login form itself is tested once, below)."""
     client = Client()
@@ -102,8 +91,10 @@ def test_edit_the_passage_away_it_is_screened_again_then_accepted(as_editor, liv
 
     page.locator("textarea[name=text]").fill(ANSWER.replace(f"{HYPE} ", ""))
     page.click("#edit-accept-button")
-    expect(page.locator("#task-status")).to_have_text("accepted")
+    # Nothing else waits for review: the queue opens and says what was done.
     expect(page.locator(".messagelist")).to_contain_text("The edited text was accepted.")
+    page.goto(f"{live_server.url}/review/tasks/{hinted_task.pk}/")
+    expect(page.locator("#task-status")).to_have_text("accepted")
     expect(page.locator("#answer")).not_to_contain_text(HYPE)
     task = Task.objects.get(pk=hinted_task.pk)
     assert task.edited and HYPE not in task.edited_text and task.review_decision == "accepted"
@@ -120,22 +111,22 @@ def german_editor(browser, live_server, reviewer):
     context.close()
 
 
-def test_reject_a_blocked_task_with_its_access_key_in_german(german_editor, live_server, blocked_task):
+def test_reject_a_blocked_task_with_its_key_in_german(german_editor, live_server, blocked_task):
     page = german_editor
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
     expect(page.locator("h2#refusal-title")).to_have_text("Ablehnungsgrund")
     expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")  # stored as the worker wrote it
     expect(page.locator("#reject-button")).to_contain_text("Ablehnen")
     shoot(page, "blocked-de")
-    press_access_key(page, "r")
-    expect(page.locator("#task-status")).to_have_text("abgelehnt")
+    page.keyboard.press("r")  # a plain keydown handler: works headless, unlike an access key
+    expect(page.locator(".messagelist")).to_contain_text("Abgelehnt.")
     assert Task.objects.get(pk=blocked_task.pk).status == "rejected"
     assert GovernanceEvent.objects.filter(check_name="review", decision="rejected").count() == 1
 
 
 def test_a_queued_task_turns_ready_without_a_reload(as_editor, live_server, queued_task):
     page = as_editor
-    page.goto(f"{live_server.url}/review/?configuration=newsroom-desk")
+    page.goto(f"{live_server.url}/review/?configuration=newsroom-desk&status=all")
     row = page.locator(f'tr[data-task="{queued_task.pk}"]')
     expect(row.locator(".gavel-status")).to_have_text("queued")
     page.evaluate("window.__notReloaded = true")
