@@ -138,7 +138,7 @@ class CompletionsView(GavelAPIView):
 
 
 class RuleStatsView(GavelAPIView):
-    """Each rule's and term's numbers as editors see them, for charting elsewhere (SPEC §10.2)."""
+    """Each rule's and term's numbers as editors see them, for charting elsewhere."""
 
     permission_classes = [IsAdminConsumer]
 
