@@ -421,6 +421,11 @@ class TaskPageSerializer(serializers.Serializer):
     results = TaskSerializer(many=True)
 
 
+class RuleStatsQuerySerializer(serializers.Serializer):
+    days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=365,
+                                    help_text="The period: the last N days, today included.")
+
+
 class RuleStatSerializer(serializers.Serializer):
     check = serializers.ChoiceField(choices=["term_list", "rules_judge", "pattern_rules", "citations", "field"])
     list = serializers.CharField(help_text="The term list (term_list), else empty.")

@@ -143,8 +143,7 @@ class RuleStatsView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
 
     @extend_schema(
-        parameters=[OpenApiParameter("days", int, description="the period: the last N days, today included "
-                                                              "(1 to 365, default 30)")],
+        parameters=[serializers.RuleStatsQuerySerializer],
         responses={200: serializers.RuleStatsSerializer, **ERRORS},
         summary="Per-rule and per-term numbers from editors' feedback (administrator consumers only)",
     )
