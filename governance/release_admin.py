@@ -103,7 +103,7 @@ def policy_test(request):
             report = release.test_policy(draft=draft, only=names, judges=form.cleaned_data["judges"])
         except policy.PolicyInvalid as exc:
             errors = sorted(exc.errors.items())
-        except release.BadInput as exc:
+        except release.UnknownRecord as exc:
             form.add_error("only", str(exc))
     if not request.user.is_superuser and "draft" in form.fields:
         del form.fields["draft"]

@@ -20,7 +20,9 @@ from governance.policy.testing import JUDGE_MODES
 
 
 class PolicyTestRequest(serializers.Serializer):
-    draft = serializers.JSONField(required=False, help_text="A policy document as JSON, or as a YAML string.")
+    draft = serializers.JSONField(required=False, allow_null=True,
+                                  help_text="A policy document as JSON, or as a YAML string; null or absent: "
+                                            "the current policy.")
     only = serializers.ListField(child=serializers.CharField(), required=False,
                                  help_text="Names of the examples to screen (default: every example).")
     judges = serializers.ChoiceField(JUDGE_MODES, default="cached",
@@ -40,6 +42,9 @@ class PolicyTestView(GavelAPIView):
     @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    summary="Screen the policy examples under the policy, or under a draft (nothing written)")
     def post(self, request):
+        if not request.body.strip():
+            raise BadInput(_("Send a JSON object (it may be empty: {})."),
+                           fields={"body": [_("The body is empty.")]})
         data = self.parsed(PolicyTestRequest, request)
         draft = data.get("draft")
         if isinstance(draft, str):

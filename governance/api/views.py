@@ -310,16 +310,17 @@ class PolicyView(GavelAPIView):
         from governance.policy import release
 
         params = request.query_params
+        # Every parameter is read (and refused when malformed) whether or not this request uses it.
+        dry_run, allow = _flag(params, "dry_run"), _flag(params, "allow_regressions")
+        replay = _positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True)
+        judges = _flag(params, "replay_judges")
+        cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
         try:
-            if _flag(params, "dry_run"):
-                replay = _positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True)
-                judges = _flag(params, "replay_judges")
-                cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
+            if dry_run:
                 plan = release.plan_release(request.data, prune=True, replay=replay, replay_judges=judges,
                                             cost_cap=cost_cap if judges else 0.0)
                 return self.with_policy_version(Response(plan.as_dict()), PolicyVersion.current())
-            report, plan = release.apply_release(request.data, prune=True,
-                                                 allow_regressions=_flag(params, "allow_regressions"),
+            report, plan = release.apply_release(request.data, prune=True, allow_regressions=allow,
                                                  actor=f"consumer:{request.user.name}", source="api")
         except policy.PolicyInvalid as exc:
             raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
@@ -330,7 +331,10 @@ class PolicyView(GavelAPIView):
 
 
 def _flag(params, name: str) -> bool:
-    value = params.get(name, "false").lower()
+    values = params.getlist(name) or ["false"]
+    value = values[-1].lower()
+    if len(values) > 1:
+        raise BadInput(_("Give this parameter once."), fields={name: [_("Give this parameter once.")]})
     if value not in ("true", "false", "1", "0"):
         raise BadInput(_("Give true or false."), fields={name: [_("Give true or false.")]})
     return value in ("true", "1")

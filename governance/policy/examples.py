@@ -52,14 +52,22 @@ def as_document(example: PolicyExample) -> dict:
         "tool_calls": list(example.tool_calls),
         "expect": {
             "outcome": example.expect_outcome,
-            "findings": [dict(f) for f in example.expect_findings],
-            "absent": [dict(f) for f in example.expect_absent],
+            "findings": [_in_order(f) for f in example.expect_findings],
+            "absent": [_in_order(f) for f in example.expect_absent],
         },
         "note": example.note,
         "kept_by": or_none(example.kept_by),
         "kept_at": example.kept_at.isoformat() if example.kept_at else None,
         "from_task": str(example.from_task) if example.from_task else None,
     }
+
+
+def _in_order(finding: dict) -> dict:
+    """A finding's keys in the file's order (PostgreSQL's jsonb keeps no order of its own)."""
+    keys = ("check", *CHECK_KEYS.get(finding.get("check"), ()))
+    ordered = {key: finding[key] for key in keys if key in finding}
+    ordered.update({key: value for key, value in finding.items() if key not in ordered})
+    return ordered
 
 
 def _findings(reader: Reader, key: str, errors: Errors) -> list[dict]:

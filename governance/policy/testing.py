@@ -9,7 +9,7 @@ from __future__ import annotations
 import uuid
 from dataclasses import dataclass, field
 
-from governance.errors import BadInput
+from governance.errors import UnknownRecord
 from governance.models import PolicyExample
 from governance.screening import CallFacts, Output, ToolCall, run_pipeline
 from judging import cache as verdict_cache
@@ -144,7 +144,7 @@ class PolicyTestReport:
                 "examples": [e.as_dict() for e in self.examples], "rules": [r.as_dict() for r in self.rules]}
 
 
-class UnknownExamples(BadInput):
+class UnknownExamples(UnknownRecord):
     """`only` names an example that does not exist."""
 
 
@@ -157,7 +157,7 @@ def select_examples(only: list[str] | None = None) -> list[PolicyExample]:
             from django.utils.translation import gettext as _
 
             raise UnknownExamples(_("Unknown example: %(names)s") % {"names": ", ".join(unknown)},
-                                  fields={"only": unknown})
+                                  code="unknown_example", fields={"only": unknown})
         examples = [e for e in examples if e.name in set(only)]
     return examples
 

@@ -7,6 +7,7 @@ The number is PolicyVersion's (what screenings report). A revision is written wh
 from __future__ import annotations
 
 import difflib
+import logging
 import zlib
 from contextlib import contextmanager
 from contextvars import ContextVar
@@ -15,6 +16,8 @@ import yaml
 from django.db import IntegrityError, transaction
 
 from governance.models import PolicyRevision, PolicyVersion
+
+logger = logging.getLogger("gavel.policy")
 
 # (actor, source) of the change being made, set by the paths that know it (import, API, restore).
 _acting: ContextVar[tuple[str, str] | None] = ContextVar("policy_actor", default=None)
@@ -53,7 +56,15 @@ def _current_actor() -> tuple[str, str]:
 def note_edit() -> None:
     """A policy edit happened: write its revision once the transaction commits (never for a rolled-back draft)."""
     actor, source = _current_actor()
-    transaction.on_commit(lambda: record(actor=actor, source=source))
+    transaction.on_commit(lambda: _record_after_commit(actor, source))
+
+
+def _record_after_commit(actor: str, source: str) -> None:
+    # The change itself is committed: a revision that cannot be written is logged, never the caller's error.
+    try:
+        record(actor=actor, source=source)
+    except Exception:
+        logger.exception("policy version %s could not be kept as a revision", PolicyVersion.current())
 
 
 def record(*, actor: str = "", source: str = "") -> PolicyRevision | None:

@@ -32,7 +32,7 @@ def test_policy_test_runs_the_examples_and_a_draft_in_the_body_writes_nothing(ad
     current = small_policy(provider)
     policy.import_policy(current)
     version = PolicyVersion.current()
-    answer = admin_api.post("/api/v1/policy/test", {"judges": "skip"}, format="json")
+    answer = admin_api.post("/api/v1/policy/test", {"judges": "skip", "draft": None}, format="json")
     assert answer.status_code == 200, answer.content
     assert (answer.json()["passed"], answer.json()["failed"]) == (2, 0)
     as_yaml = yaml.safe_dump(with_term(current, "harbour"))
@@ -54,7 +54,8 @@ def test_policy_test_errors_are_400_with_their_path_and_other_tokens_get_403(adm
     assert bad.status_code == 400
     assert "draft.configurations[0].provider" in bad.json()["error"]["fields"]
     assert admin_api.post("/api/v1/policy/test", {"judges": "sometimes"}, format="json").status_code == 400
-    assert admin_api.post("/api/v1/policy/test", {"only": ["nope"]}, format="json").status_code == 400
+    assert admin_api.post("/api/v1/policy/test", {"only": ["nope"]}, format="json").status_code == 404
+    assert admin_api.post("/api/v1/policy/test").status_code == 400  # no body at all
     assert admin_api.post("/api/v1/policy/test", {"colour": 1}, format="json").status_code == 400
     assert api.post("/api/v1/policy/test", {}, format="json").status_code == 403
     assert api.get("/api/v1/policy/versions").status_code == 403
@@ -81,6 +82,9 @@ def test_put_dry_run_reports_examples_and_the_gate_refuses_a_regression(admin_ap
     event = GovernanceEvent.objects.get(decision="released")
     assert event.actor == "consumer:release-admin" and event.detail["regressions_accepted"] == 1
     assert admin_api.put("/api/v1/policy?dry_run=maybe", draft, format="json").status_code == 400
+    assert admin_api.put("/api/v1/policy?replay_judges=null", draft, format="json").status_code == 400
+    assert admin_api.put("/api/v1/policy?allow_regressions=true&allow_regressions=true", draft,
+                         format="json").status_code == 400
 
 
 class VersionsOverTheAPI(TestCase):

@@ -5,7 +5,7 @@ import yaml
 from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
-from governance.errors import BadInput
+from governance.errors import GavelError
 from governance.management import read_input
 from governance.policy.release import format_test_report, test_policy
 from governance.policy.testing import JUDGE_MODES
@@ -40,7 +40,7 @@ class Command(BaseCommand):
                 for message in messages:
                     self.stderr.write(f"{path}: {message}")
             raise CommandError("The draft has errors; nothing was tested.", returncode=3) from exc
-        except BadInput as exc:
+        except GavelError as exc:
             raise CommandError(str(exc), returncode=3) from exc
         if format == "json":
             self.stdout.write(json.dumps(report.as_dict(), ensure_ascii=False, indent=2))
