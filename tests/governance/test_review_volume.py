@@ -318,3 +318,18 @@ def test_admin_pages_carry_no_inline_script(superuser_client):
     assert not re.search(r'<script(?![^>]*\b(?:src=|type="application/json"))', html)
     assert " onchange=" not in html and " onclick=" not in html
     assert 'name="gavel-upload-limit"' in html and "governance/admin.js" in html
+
+
+def test_a_field_fill_stopped_for_its_length_settles_its_report_hints(desk_policy):
+    from types import SimpleNamespace
+
+    desk, _legal = desk_policy
+    task = make_task(kind="field_fill", field={"record": "page:1", "name": "title", "max_length": 5})
+    hint = {"check": "term_list", "type": "forbidden", "list": "Hype words", "terms": [HYPE],
+            "message": f"The term list “Hype words” does not allow: {HYPE}. (report mode: the text was delivered)"}
+    body = {"outcome": "allowed_with_hints", "text": f"A {HYPE} kettle", "hints": [hint], "checks": [], "block": None}
+    facts = SimpleNamespace(strictest_mode="block", correlation_id="c-field", configuration=desk, served_by=None,
+                            actor="task", reader_language=None)
+    body = queue.apply_field_check(task, body, facts)
+    assert body["outcome"] == "blocked"
+    assert body["hints"][0]["message"].endswith("(report mode: this list did not stop the text; another check did)")
