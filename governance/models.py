@@ -883,7 +883,8 @@ class HintFeedback(models.Model):
         WRONG = "wrong", _("wrong")
         MISSED = "missed", _("missed")
 
-    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="feedback", verbose_name=_("task"))
+    task = models.ForeignKey(Task, on_delete=models.CASCADE, related_name="feedback", verbose_name=_("task"),
+                             help_text=_("The reviewed task the feedback is about."))
     check_name = models.CharField(_("check"), max_length=20, db_column="check",
                                   help_text=_("term_list, rules_judge, pattern_rules, citations or field."))
     list_name = models.CharField(_("list"), max_length=200, blank=True, default="",
@@ -897,8 +898,8 @@ class HintFeedback(models.Model):
     verdict = models.CharField(_("verdict"), max_length=8, choices=Verdict.choices,
                                help_text=_("right or wrong for a hint; missed for what the policy did not find."))
     editor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL,
-                               related_name="+", verbose_name=_("editor"))
-    at = models.DateTimeField(_("time"), default=timezone.now, db_index=True)
+                               related_name="+", verbose_name=_("editor"), help_text=_("The editor who gave it."))
+    at = models.DateTimeField(_("time"), default=timezone.now, db_index=True, help_text=_("When it was given."))
 
     class Meta:
         ordering = ["-at"]

@@ -30,9 +30,9 @@ class Migration(migrations.Migration):
                 ('snippet', models.CharField(blank=True, default='', help_text='The snippet of a judged rule.', max_length=100, verbose_name='snippet')),
                 ('rule', models.CharField(blank=True, default='', help_text="A judged rule's line number in its snippet, or a pattern rule's identifier.", max_length=200, verbose_name='rule')),
                 ('verdict', models.CharField(choices=[('right', 'right'), ('wrong', 'wrong'), ('missed', 'missed')], help_text='right or wrong for a hint; missed for what the policy did not find.', max_length=8, verbose_name='verdict')),
-                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, verbose_name='time')),
-                ('editor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='editor')),
-                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='feedback', to='governance.task', verbose_name='task')),
+                ('at', models.DateTimeField(db_index=True, default=django.utils.timezone.now, help_text='When it was given.', verbose_name='time')),
+                ('editor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, help_text='The editor who gave it.', related_name='+', to=settings.AUTH_USER_MODEL, verbose_name='editor')),
+                ('task', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, help_text='The reviewed task the feedback is about.', related_name='feedback', to='governance.task', verbose_name='task')),
             ],
             options={
                 'verbose_name': 'hint feedback',
