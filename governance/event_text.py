@@ -37,7 +37,11 @@ def sentence(event) -> str:
              _("%(decision)s by the %(check)s check") % {"decision": decision, "check": check}]
     if event.configuration:
         parts[0] += " " + _("for configuration %(configuration)s") % {"configuration": event.configuration}
-    if detail.get("list"):
+    if event.decision == "feedback":
+        facts = [str(detail.get(key)) for key in ("list", "term", "snippet", "rule") if detail.get(key)]
+        parts.append(_("an editor marked %(finding)s %(verdict)s") % {
+            "finding": " · ".join(facts) or check, "verdict": _verdict(str(detail.get("verdict", "")))})
+    elif detail.get("list"):
         if detail.get("terms"):
             parts.append(_("term list “%(list)s” found: %(terms)s") % {
                 "list": detail["list"], "terms": ", ".join(map(str, detail["terms"]))})
@@ -80,3 +84,9 @@ def _judge(judge: dict) -> str:
     if judge.get("reason"):
         text += f" ({core.reason_text(str(judge['reason']))})"
     return text
+
+
+def _verdict(verdict: str) -> str:
+    from governance.models import HintFeedback
+
+    return str(dict(HintFeedback.Verdict.choices).get(verdict, verdict))

@@ -21,6 +21,7 @@ NOT_CHECKED_REASONS = {
 }
 
 TERM_FORBIDDEN = _("The term list “%(list)s” does not allow: %(terms)s.")
+TERM_SUGGESTION = _("Instead of “%(term)s”, write “%(suggestion)s”.")
 TERM_MISSING = _("The term list “%(list)s” requires: %(terms)s.")
 TERM_CHECK_FAILED = _("The term lists could not be checked, so the text was stopped.")
 TERM_REPORTED_SUFFIX = _("(report mode: the text was delivered)")

@@ -18,6 +18,7 @@ api = [
     path("batches/<uuid:batch_id>/tasks", views.BatchTasksView.as_view(), name="batch-tasks"),
     path("batches/<uuid:batch_id>/cancel", views.BatchCancelView.as_view(), name="batch-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
+    path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
     path("policy/versions", release_views.PolicyVersionsView.as_view(), name="policy-versions"),

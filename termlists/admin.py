@@ -14,6 +14,7 @@ from governance import bulk
 from governance.models import Configuration
 from termlists import messages, services
 from termlists.forms import TermListForm, TryForm
+from governance.messages import TERM_SUGGESTION
 from termlists.matcher import parse_terms
 from termlists.models import TermList
 
@@ -113,6 +114,8 @@ def summary_lines(result: dict) -> list[str]:
     if result["forbidden"]:
         terms = ", ".join(hit["term"] for hit in result["forbidden"])
         lines.append(messages.TRY_FORBIDDEN_FOUND % {"terms": terms})
+        lines.extend(str(TERM_SUGGESTION) % {"term": hit["term"], "suggestion": hit["suggestion"]}
+                     for hit in result["forbidden"] if hit.get("suggestion"))
     else:
         lines.append(str(messages.TRY_NOTHING_FOUND))
     if result["required_present"] or result["required_missing"]:

@@ -31,8 +31,18 @@ class Finding:
 
     @property
     def detail(self) -> dict:
-        """The governance event's facts: list and terms, never text (SPEC §2.7, §9)."""
-        return {"list": self.item.compiled.name, "terms": self.forbidden, "missing": self.missing}
+        """The governance event's facts: list and terms (and the list's suggestions for them), never text
+        (SPEC §2.7, §9)."""
+        detail = {"list": self.item.compiled.name, "terms": self.forbidden, "missing": self.missing}
+        if self.suggestions:
+            detail["suggestions"] = self.suggestions
+        return detail
+
+    @property
+    def suggestions(self) -> dict:
+        """The found terms' replacements, as the list writes them (`Kunde => Kundin oder Kunde`)."""
+        known = self.item.compiled.suggestions
+        return {term: known[term] for term in self.forbidden if term in known}
 
 
 def check_term_lists(screening) -> None:
@@ -115,8 +125,13 @@ def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
             if places is None:
                 places = _forbidden_places(screening)
             found: set[str] = set()
+            suggestions = item.compiled.suggestions
             for index, path, prepared in places:
                 hits = matcher.find(prepared)
+                if suggestions and hits:
+                    # A term inside its own suggestion is what the list asks for, not a hit.
+                    hits = [term for term in hits if term not in suggestions
+                            or services.counts_outside_suggestion(term, suggestions[term], prepared.text)]
                 if hits and not found:
                     _point_at(screening, finding, hits[0], index, path, prepared.text)
                 found.update(hits)
@@ -136,7 +151,7 @@ def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
 
 def _point_at(screening, finding: Finding, term: str, index, path, text: str) -> None:
     """Record where the first forbidden term sits: a passage for the hint, an offset when it has one."""
-    finding.passage, offset = services.locate(term, text)
+    finding.passage, offset = services.locate(term, text, finding.item.compiled.suggestions.get(term))
     if index is not None:
         finding.tool_call, finding.argument = index, path
     elif offset is not None and text == screening.output.text:
@@ -153,6 +168,8 @@ def _sentences(finding: Finding, language: str | None) -> list[str]:
     if finding.forbidden:
         sentences.append(messages.render(messages.TERM_FORBIDDEN, language, list=name,
                                          terms=", ".join(finding.forbidden)))
+        for term, suggestion in finding.suggestions.items():
+            sentences.append(messages.render(messages.TERM_SUGGESTION, language, term=term, suggestion=suggestion))
     if finding.missing:
         sentences.append(messages.render(messages.TERM_MISSING, language, list=name,
                                          terms=", ".join(finding.missing)))
@@ -184,6 +201,8 @@ def _report(screening, finding: Finding) -> None:
     message = " ".join([*_sentences(finding, language), suffix])
     if finding.forbidden:
         hint.update(type="forbidden", terms=finding.forbidden)
+        if finding.suggestions:
+            hint["suggestion"] = finding.suggestions
         if finding.missing:
             hint["missing"] = finding.missing
         hint.update(passage=finding.passage, start=finding.start, end=finding.end, message=message)

@@ -49,15 +49,26 @@ __all__ = [
     "TermMatcher",
     "TermMatcherError",
     "all_matches",
+    "entry_line",
     "first_match",
+    "matches_outside",
+    "parse_entries",
     "parse_terms",
     "prepare",
+    "split_suggestion",
+    "validate_entry",
     "validate_term",
 ]
 
 # Plain English so the caller (model validation, policy import) can translate by identity.
 MSG_ONLY_STAR_OR_SPACE = "A term must hold more than '*' and white space."
 MSG_STAR_NOT_AT_END = "'*' is only allowed at the end of a term."
+MSG_EMPTY_SUGGESTION = "Write the suggestion after '=>', or remove '=>'."
+MSG_SUGGESTION_NOT_HERE = "Only forbidden terms carry a suggestion ('=>')."
+
+# A list line may carry a replacement: `Kunde => Kundin oder Kunde`. What follows the first `=>` is
+# the suggestion, never part of the term; the list splits it off, and the matcher sees the term only.
+SUGGESTION_MARK = "=>"
 
 
 def _marks_and_format_chars() -> tuple[list[int], list[int]]:
@@ -195,6 +206,48 @@ def validate_term(term: str) -> str | None:
     return _analyse(term.strip())[0]
 
 
+def split_suggestion(line: str) -> tuple[str, str | None]:
+    """(term, suggestion or None) of one list line: the suggestion is what follows the first `=>`."""
+    term, mark, suggestion = line.partition(SUGGESTION_MARK)
+    if not mark:
+        return line.strip(), None
+    return term.strip(), suggestion.strip()
+
+
+def entry_line(term: str, suggestion: str | None) -> str:
+    """One list line as stored and exported: `term` or `term => suggestion`."""
+    return f"{term} {SUGGESTION_MARK} {suggestion}" if suggestion else term
+
+
+def validate_entry(line: str, *, suggestion_allowed: bool = True) -> str | None:
+    """Why a list line would be refused at save (its term, or a suggestion that is empty or not allowed)."""
+    term, suggestion = split_suggestion(line)
+    if suggestion is not None:
+        if not suggestion_allowed:
+            return MSG_SUGGESTION_NOT_HERE
+        if not suggestion:
+            return MSG_EMPTY_SUGGESTION
+    return validate_term(term)
+
+
+def parse_entries(text_or_lines: str | Iterable[str]) -> list[tuple[str, str | None]]:
+    """A list's lines as (term, suggestion or None), normalised like parse_terms: the term decides what
+    counts as a repeat, and the first spelling (with its suggestion) is kept."""
+    if isinstance(text_or_lines, str):
+        lines: Iterable[str] = text_or_lines.splitlines()
+    else:
+        lines = (line for item in text_or_lines for line in item.splitlines())
+    seen: set[str] = set()
+    entries = []
+    for line in lines:
+        term, suggestion = split_suggestion(line)
+        key = _dedupe_key(term)
+        if key and key not in seen:
+            seen.add(key)
+            entries.append((term, suggestion or None))
+    return entries
+
+
 def _dedupe_key(term: str) -> str:
     return _collapse_ws(_lower(_without_format_chars(term)[0].strip()))
 
@@ -293,6 +346,17 @@ def all_matches(term: str, text: str) -> Iterator[tuple[int, int]]:
             match = search(padded, max(stop, start + 1))
         else:
             match = search(padded, start + 1)
+
+
+def matches_outside(term: str, suggestion: str | None, text: str) -> list[tuple[int, int]]:
+    """Every place `term` occurs in `text` (as all_matches) except inside an occurrence of its own
+    suggestion: a list that says `Kunde => Kundin oder Kunde` accepts the text its suggestion makes."""
+    spans = list(all_matches(term, text))
+    if not suggestion or not spans:
+        return spans
+    covers = list(all_matches(suggestion, text))
+    return [(start, end) for start, end in spans
+            if not any(left <= start and end <= right for left, right in covers)]
 
 
 def _origin(text: str, lowered: str, start: int, end: int) -> tuple[int, int]:

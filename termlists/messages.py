@@ -14,6 +14,8 @@ TERM_LINE_PROBLEM = _("line %(no)d: %(problem)s")
 TERM_PROBLEMS = {
     matcher.MSG_ONLY_STAR_OR_SPACE: _("A term must hold more than '*' and white space."),
     matcher.MSG_STAR_NOT_AT_END: _("'*' is only allowed at the end of a term."),
+    matcher.MSG_EMPTY_SUGGESTION: _("Write the suggestion after '=>', or remove '=>'."),
+    matcher.MSG_SUGGESTION_NOT_HERE: _("Only forbidden terms carry a suggestion ('=>')."),
 }
 
 TRY_TITLE = _("Try “%(name)s”")

@@ -29,7 +29,8 @@ class TermList(models.Model):
     forbidden = models.TextField(
         _("forbidden"), blank=True, default="",
         help_text=_("One term per line. Terms are words, not regular expressions: case is ignored, whole words "
-                    "only, a trailing * reaches further (Rabatt* matches Rabatte). Repeats are removed on save."))
+                    "only, a trailing * reaches further (Rabatt* matches Rabatte). Repeats are removed on save. "
+                    "A line may carry a suggestion for the editor: Kunde => Kundin oder Kunde."))
     required = models.TextField(
         _("required"), blank=True, default="",
         help_text=_("One term per line; a finished text must contain each. Words, not regular expressions."))
@@ -62,7 +63,7 @@ class TermList(models.Model):
         return self.name
 
     def clean(self):
-        from termlists.matcher import parse_terms, validate_term
+        from termlists.matcher import entry_line, parse_entries, parse_terms, validate_entry
         from termlists.messages import TERM_LINE_PROBLEM, term_problem
 
         errors = {}
@@ -71,12 +72,13 @@ class TermList(models.Model):
             for line_no, raw in enumerate(getattr(self, field).splitlines(), start=1):
                 if not raw.strip():
                     continue
-                problem = validate_term(raw.strip())
+                problem = validate_entry(raw.strip(), suggestion_allowed=field == "forbidden")
                 if problem:
                     problems.append(TERM_LINE_PROBLEM % {"no": line_no, "problem": term_problem(problem)})
             if problems:
                 errors[field] = problems
         if errors:
             raise ValidationError(errors)
-        self.forbidden = "\n".join(parse_terms(self.forbidden))
+        # A suggestion rides on its term (`Kunde => Kundin oder Kunde`), written back in one spelling.
+        self.forbidden = "\n".join(entry_line(*entry) for entry in parse_entries(self.forbidden))
         self.required = "\n".join(parse_terms(self.required))

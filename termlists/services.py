@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import re
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
 from governance import text as textlib
-from termlists.matcher import TermMatcher, first_match
+from termlists.matcher import TermMatcher, first_match, matches_outside, parse_entries
 
 # Scope of a list for one call (SPEC §5.1).
 ALL_TERMS = "all"  # forbidden and required terms apply
@@ -30,6 +30,8 @@ class CompiledList:
     message: str
     forbidden: TermMatcher
     required: TermMatcher
+    # forbidden term (as the matcher reports it) -> its replacement, for the terms that carry one
+    suggestions: dict = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -262,12 +264,15 @@ def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> Compil
         if held is not None and held[0] == key:
             return held[1]
         forbidden, required = terms if terms is not None else _guarded(lambda: _terms_of(row.id))
+        # The list splits a line's suggestion off (`Kunde => Kundin oder Kunde`): the matcher sees the term.
+        entries = parse_entries(forbidden)
         compiled = CompiledList(
             name=row.name,
             mode=row.mode,
             message=row.message,
-            forbidden=TermMatcher(forbidden),
+            forbidden=TermMatcher([term for term, _ in entries]),
             required=TermMatcher(required),
+            suggestions={term: suggestion for term, suggestion in entries if suggestion},
         )
         _compiled[row.id] = (key, compiled)
         return compiled
@@ -304,11 +309,14 @@ def try_text(term_list, text: str) -> dict:
     """What the saved list finds in `text`: each forbidden term with a passage, the required terms
     present and missing, and whether the text is finished text (long enough to be asked for them)."""
     compiled = compiled_record(term_list)
-    found = compiled.forbidden.find(text)
+    found = [term for term in compiled.forbidden.find(text)
+             if term not in compiled.suggestions
+             or counts_outside_suggestion(term, compiled.suggestions[term], text)]
     present = set(compiled.required.find(text))
     words = textlib.count_words(text)
     return {
-        "forbidden": [{"term": term, "passage": locate(term, text)[0]} for term in found],
+        "forbidden": [{"term": term, "passage": locate(term, text, compiled.suggestions.get(term))[0],
+                       "suggestion": compiled.suggestions.get(term)} for term in found],
         "required_present": [term for term in compiled.required.terms if term in present],
         "required_missing": [term for term in compiled.required.terms if term not in present],
         "words": words,
@@ -318,19 +326,35 @@ def try_text(term_list, text: str) -> dict:
 
 
 # --- what a hit looks like ---
-def locate(term: str, text: str) -> tuple[str | None, int | None]:
+def counts_outside_suggestion(term: str, suggestion: str, text: str) -> bool:
+    """Whether `term` occurs in `text` (as delivered or with markup removed) other than inside its own
+    suggestion: `Kundin oder Kunde` holds `Kunde`, but is what the list asks for."""
+    if matches_outside(term, suggestion, text):
+        return True
+    stripped = textlib.strip_markup(text)
+    return stripped != text and bool(matches_outside(term, suggestion, stripped))
+
+
+def locate(term: str, text: str, suggestion: str | None = None) -> tuple[str | None, int | None]:
     """Where `term` occurs in `text`: (passage, offset into `text`) as delivered; else (passage found
     with markup removed, None); else (None, None).
 
     The matcher's own rules decide where (matcher.first_match), so the passage is a hit find() counts:
     a combining mark belongs to its word, and a trailing `*` quotes the whole word.
     """
-    span = first_match(term, text)
+    span = _first(term, text, suggestion)
     if span is not None:
         return text[span[0]:span[1]], span[0]
     stripped = textlib.strip_markup(text)
     if stripped != text:
-        span = first_match(term, stripped)
+        span = _first(term, stripped, suggestion)
         if span is not None:
             return stripped[span[0]:span[1]], None
     return None, None
+
+
+def _first(term: str, text: str, suggestion: str | None) -> tuple[int, int] | None:
+    if not suggestion:
+        return first_match(term, text)
+    spans = matches_outside(term, suggestion, text)
+    return spans[0] if spans else None

@@ -367,6 +367,10 @@ class HintSerializer(serializers.Serializer):
     terms = serializers.ListField(child=serializers.CharField(), required=False)
     missing = serializers.ListField(child=serializers.CharField(), required=False,
                                     help_text="Required terms missing, on a forbidden-term hint of the same list.")
+    suggestion = serializers.DictField(
+        child=serializers.CharField(), required=False,
+        help_text="The list's replacement for each found term that carries one (a line written "
+                  "`Kunde => Kundin oder Kunde`), term to replacement.")
     tool_call = serializers.IntegerField(required=False, help_text="Index of the tool call the hint is about.")
     argument = serializers.CharField(required=False, help_text="Path of the argument inside that tool call.")
     passage = serializers.CharField(allow_null=True)
@@ -537,3 +541,28 @@ class BatchPageSerializer(serializers.Serializer):
     next = serializers.CharField(allow_null=True)
     previous = serializers.CharField(allow_null=True)
     results = BatchSerializer(many=True)
+class RuleStatsQuerySerializer(serializers.Serializer):
+    days = serializers.IntegerField(required=False, default=30, min_value=1, max_value=365,
+                                    help_text="The period: the last N days, today included.")
+
+
+class RuleStatSerializer(serializers.Serializer):
+    check = serializers.ChoiceField(choices=["term_list", "rules_judge", "pattern_rules", "citations", "field"])
+    list = serializers.CharField(help_text="The term list (term_list), else empty.")
+    term = serializers.CharField(help_text="The term as the list writes it (term_list), else empty.")
+    snippet = serializers.CharField(help_text="The snippet of a judged rule (rules_judge), else empty.")
+    rule = serializers.CharField(help_text="A judged rule's line number in its snippet, or a pattern rule's "
+                                           "identifier; else empty.")
+    line = serializers.CharField(help_text="The rule line or statement as the events recorded it; may be empty.")
+    fired = serializers.IntegerField(help_text="How often it was found (blocked or reported) in the period.")
+    blocked = serializers.IntegerField(help_text="Of those, how often it blocked.")
+    reviewed = serializers.IntegerField(help_text="Hints an editor marked right or wrong.")
+    right = serializers.IntegerField()
+    wrong = serializers.IntegerField(help_text="Hints marked wrong (false positives).")
+    missed = serializers.IntegerField(help_text="Texts where an editor said it should have been found.")
+    precision = serializers.FloatField(allow_null=True, help_text="right / reviewed; null when nothing was reviewed.")
+
+
+class RuleStatsSerializer(serializers.Serializer):
+    days = serializers.IntegerField()
+    rules = RuleStatSerializer(many=True, help_text="Most wrong first.")

@@ -151,6 +151,33 @@ class CompletionsView(GavelAPIView):
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
 
 
+class RuleStatsView(GavelAPIView):
+    """Each rule's and term's numbers as editors see them, for charting elsewhere."""
+
+    permission_classes = [IsAdminConsumer]
+
+    @extend_schema(
+        parameters=[serializers.RuleStatsQuerySerializer],
+        responses={200: serializers.RuleStatsSerializer, **ERRORS},
+        summary="Per-rule and per-term numbers from editors' feedback (administrator consumers only)",
+    )
+    def get(self, request):
+        from governance.review.rule_stats import MAX_DAYS, rule_stats
+
+        params = request.query_params
+        unknown = sorted(set(params) - {"days"})
+        if unknown:
+            raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
+        try:
+            days = int(params.get("days", 30))
+        except ValueError:
+            days = 0
+        if not 1 <= days <= MAX_DAYS:
+            raise BadInput(_("days is not a number of days from 1 to 365."),
+                           fields={"days": [_("Give a whole number from 1 to 365.")]})
+        return Response({"days": days, "rules": rule_stats(days)})
+
+
 class EventsView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
 

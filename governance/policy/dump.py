@@ -16,6 +16,10 @@ class _Pattern(str):
     """A regular expression, written single-quoted as the example writes it: backslashes stay as typed."""
 
 
+class _Suggested(str):
+    """A term with its suggestion, written double-quoted as the example writes it: "Kunde => Kundin oder Kunde"."""
+
+
 class _PolicyDumper(yaml.SafeDumper):
     def increase_indent(self, flow=False, indentless=False):
         # Indent a list under its key (`  - name: …`), as the example does.
@@ -35,6 +39,9 @@ _PolicyDumper.add_representer(
     _Pattern, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style="'")
 )
 _PolicyDumper.add_representer(
+    _Suggested, lambda dumper, value: dumper.represent_scalar("tag:yaml.org,2002:str", value, style='"')
+)
+_PolicyDumper.add_representer(
     _FlowList, lambda dumper, value: dumper.represent_sequence("tag:yaml.org,2002:seq", value, flow_style=True)
 )
 _PolicyDumper.add_representer(
@@ -52,6 +59,8 @@ def _yaml_shape(node, key=None):
     if isinstance(node, list):
         # An example's findings are written one per line, `- {check: term_list, list: …}`, as the example does.
         items = [_yaml_shape(v, "finding" if key in ("findings", "absent") else None) for v in node]
+        if key == "forbidden":
+            items = [_Suggested(v) if isinstance(v, str) and "=>" in v else v for v in items]
         if all(isinstance(v, (str, int, float)) and not (isinstance(v, str) and "\n" in v) for v in items):
             return _FlowList(items)
         return items

@@ -7,7 +7,7 @@ from governance.policy.format import LANGUAGE_RE, TERM_LIST_KEYS
 from governance.policy.messages import (MSG_LANGUAGE, MSG_NO_CONFIGURATION, MSG_NOT_LIST, MSG_NOT_STRING,
                                         MSG_SURROUNDING_SPACE, MSG_TERM_LINE_BREAK)
 from governance.policy.reading import MISSING, Errors, Reader, Record, default_of, identifiers, or_none
-from termlists.matcher import parse_terms, validate_term
+from termlists.matcher import entry_line, parse_entries, parse_terms, validate_entry
 from termlists.models import TermList
 
 
@@ -17,7 +17,8 @@ def export() -> list[dict]:
         {
             "name": t.name,
             "configurations": sorted(c.identifier for c in t.configurations.all()),
-            "forbidden": parse_terms(t.forbidden),
+            # A term with a suggestion is written as the list writes it: "Kunde => Kundin oder Kunde".
+            "forbidden": [entry_line(*entry) for entry in parse_entries(t.forbidden)],
             "required": parse_terms(t.required),
             "site": or_none(t.site),
             "language": or_none(t.language),
@@ -30,7 +31,10 @@ def export() -> list[dict]:
 
 
 def _terms(reader: Reader, key: str, errors: Errors) -> str:
-    """A term list's terms as stored (one per line, normalised); each bad term reported at its index."""
+    """A term list's terms as stored (one per line, normalised); each bad term reported at its index.
+
+    Forbidden terms may carry a suggestion (`"Kunde => Kundin oder Kunde"`); required terms may not.
+    """
     terms = reader.raw(key)
     if terms is MISSING or terms is None:
         return ""
@@ -44,11 +48,13 @@ def _terms(reader: Reader, key: str, errors: Errors) -> str:
             errors.add(item_path, MSG_NOT_STRING)
         elif "\n" in term.strip() or "\r" in term.strip():
             errors.add(item_path, MSG_TERM_LINE_BREAK)
-        elif (problem := validate_term(term)) is not None:
+        elif (problem := validate_entry(term, suggestion_allowed=key == "forbidden")) is not None:
             # The matcher's messages are plain English constants, translated by identity.
             errors.add(item_path, _(problem))
         else:
             good.append(term)
+    if key == "forbidden":
+        return "\n".join(entry_line(*entry) for entry in parse_entries(good))
     return "\n".join(parse_terms(good))
 
 

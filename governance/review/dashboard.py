@@ -16,11 +16,12 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from governance.models import GovernanceEvent, JudgeLink, Task, UsageDay
-from governance.review import chart
+from governance.review import chart, rule_stats
 
 WINDOWS = (7, 14, 30, 90)
 DEFAULT_WINDOW = 14
 TOP = 10
+TOP_STATS = 20  # rules and terms as editors see them, most wrong first
 
 # What a screening ended as, judged by the decisions its events record (one correlation id).
 HINT_DECISIONS = ("reported", "not_checked", "unverified", "escalated")
@@ -199,6 +200,7 @@ def summary(days: int | None) -> dict:
         "series": SERIES,
         "top_rules": top_rules(win),
         "top_terms": top_terms(win),
+        "rule_stats": rule_stats.rule_stats(win.days, today=win.last, with_tasks=True)[:TOP_STATS],
         "judges": judges(win),
         "costs": cost_per_configuration(win),
         "tasks": tasks_by_status(),

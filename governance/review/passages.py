@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from termlists.matcher import all_matches
+from termlists.matcher import matches_outside
 
 
 @dataclass(frozen=True)
@@ -54,10 +54,31 @@ def spans_of(text: str, hint: dict) -> list[tuple[int, int]]:
     terms = hint.get("terms")
     if (hint.get("check") == "term_list" and hint.get("type") == "forbidden" and hint.get("tool_call") is None
             and isinstance(terms, list)):
+        suggestions = suggestions_of(hint)
         for term in terms:
             if isinstance(term, str):
-                spans.update(all_matches(term, text))
+                spans.update(matches_outside(term, suggestions.get(term), text))
     return sorted(spans)
+
+
+def suggestions_of(hint: dict) -> dict[str, str]:
+    """The hint's suggestions, term -> replacement (a term-list hint's `suggestion`)."""
+    found = hint.get("suggestion")
+    if not isinstance(found, dict):
+        return {}
+    return {term: value for term, value in found.items() if isinstance(term, str) and isinstance(value, str) and value}
+
+
+def apply_suggestion(text: str, hint: dict, term: str) -> tuple[str, int]:
+    """`text` with every occurrence of `term` that the hint marks replaced by the term's suggestion,
+    and how many were replaced. Occurrences already inside the suggestion stay as they are."""
+    suggestion = suggestions_of(hint).get(term)
+    if not suggestion or term not in (hint.get("terms") or ()) or span_of(text, hint) is None:
+        return text, 0
+    spans = matches_outside(term, suggestion, text)
+    for start, end in reversed(spans):
+        text = text[:start] + suggestion + text[end:]
+    return text, len(spans)
 
 
 def place(text: str, hints: list[dict]) -> Placed:

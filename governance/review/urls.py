@@ -1,7 +1,7 @@
 """/review/: the queue, a task's page and its actions, the live status, the dashboard."""
 from django.urls import path
 
-from governance.review import views
+from governance.review import feedback, views
 
 app_name = "review"
 
@@ -15,5 +15,9 @@ urlpatterns = [
     path("tasks/<uuid:pk>/reject", views.reject, name="reject"),
     path("tasks/<uuid:pk>/cancel", views.cancel, name="cancel"),
     path("tasks/<uuid:pk>/retry", views.retry, name="retry"),
+    path("tasks/<uuid:pk>/feedback", feedback.mark, name="feedback"),
+    path("tasks/<uuid:pk>/missed", feedback.missed, name="missed"),
+    path("tasks/<uuid:pk>/apply-suggestion", feedback.apply_suggestion, name="apply_suggestion"),
+    path("tasks/<uuid:pk>/keep", feedback.keep, name="keep"),
     path("language", views.language, name="language"),
 ]

@@ -280,7 +280,9 @@ def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "
         else ([], [])
     newer, older = _neighbours(task, scope)
     edit_value = edit_form["text"].value() if edit_form is not None else ""
-    return {
+    from governance.review import feedback  # the teaching blocks (SPEC §10.2) mark up the hint rows
+
+    return {**feedback.context(task, rows),
         "title": _("Task %(id)s") % {"id": str(task.pk)[:8]}, "task": task, "text": text, "pieces": pieces,
         "hints": rows, "edit_form": edit_form, "edit_error": edit_error,
         "edit_hints": edit_hints, "edit_pieces": edit_pieces, "edit_length": len(edit_value or ""),
