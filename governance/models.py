@@ -561,9 +561,7 @@ class GovernanceEvent(models.Model):
         RELEASED = "released", _("Policy released")
         PROVIDER_FAILED = "provider_failed", _("Provider failed")
         RETRIED = "retried", _("Retried in review")
-        RETRIED = "retried", _("Retried in review")
         FEEDBACK = "feedback", _("Feedback in review")
-        RELEASED = "released", _("Policy released")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
