@@ -35,13 +35,22 @@ _thread: threading.Thread | None = None
 
 
 def deliver_in_background(task_id, status: str) -> None:
-    """Queue one delivery (with its retries) for this process's callback thread."""
+    """Queue one task's delivery (with its retries) for this process's callback thread."""
+    _queue_job(("task", str(task_id), status))
+
+
+def deliver_batch_in_background(batch_id) -> None:
+    """Queue one batch's delivery (with its retries) for this process's callback thread."""
+    _queue_job(("batch", str(batch_id), None))
+
+
+def _queue_job(job: tuple) -> None:
     global _thread
     with _started:
         if _thread is None or not _thread.is_alive():
             _thread = threading.Thread(target=_work, name="gavel-callbacks", daemon=True)
             _thread.start()
-    _jobs.put((str(task_id), status))
+    _jobs.put(job)
 
 
 def wait_until_idle(timeout: float = 30.0) -> bool:
@@ -54,16 +63,21 @@ def wait_until_idle(timeout: float = 30.0) -> bool:
     return True
 
 
-def deliver_with_retries(task_id: str, status: str) -> bool:
-    from governance import queue
+def deliver_with_retries(task_id: str, status: str | None, kind: str = "task") -> bool:
+    from governance import batches, queue
+    from governance.models import Batch
 
+    post = (lambda: queue.post_callback(task_id, status)) if kind == "task" else (lambda: batches.post_callback(task_id))
     attempts = max(settings.GAVEL_CALLBACK_MAX_ATTEMPTS, 1)
     for attempt in range(attempts):
-        if queue.post_callback(task_id, status):
+        if post():
             return True
         if attempt + 1 < attempts:
             time.sleep(settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt))
-    queue.give_up_callback(task_id)
+    if kind == "task":
+        queue.give_up_callback(task_id)
+    else:
+        Batch.objects.filter(pk=task_id).update(callback_status="failed")
     return False
 
 
@@ -71,12 +85,12 @@ def _work() -> None:
     from django.db import close_old_connections, connection
 
     while True:
-        task_id, status = _jobs.get()
+        kind, object_id, status = _jobs.get()
         try:
             close_old_connections()
-            deliver_with_retries(task_id, status)
+            deliver_with_retries(object_id, status, kind)
         except Exception:  # noqa: BLE001 - one failing delivery must not stop the thread
-            logger.exception("callback of task %s could not be delivered", task_id)
+            logger.exception("callback of %s %s could not be delivered", kind, object_id)
         finally:
             connection.close()
             _jobs.task_done()

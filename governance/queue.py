@@ -661,32 +661,21 @@ def _explicitly_allowed(url: str) -> bool:
                                   if _host_entry(entry)[1] is not None])
 
 
-def post_callback(task_id, status: str) -> bool:
-    """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered.
+def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what: str) -> tuple[bool, str]:
+    """POST `payload`, signed with `secret`, to `url` once: (delivered, the error a consumer may read).
 
-    The log names the task, the host and the HTTP status, never the task's text. What the
-    consumer reads on the task says less when its URL reached a port the allow-list does not
-    name: "refused" against "HTTP 404" would map a host's ports for anyone who can submit a task.
+    Redirects are never followed. What the consumer reads says less when the URL reached a port the
+    allow-list does not name: "refused" against "HTTP 404" would map a host's ports for anyone who
+    can submit a task. The log names `what` (a task or a batch), the host and the status, never text.
     """
-    import json
-
     from governance.callbacks import SIGNATURE_HEADER, signature
 
-    task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
-    if task is None or not task.callback_url:
-        return True
-    host = urlsplit(task.callback_url).hostname or "?"
-    if not callback_allowed(task.callback_url):
-        _record_callback(task, "refused", _("The callback host is no longer on the allow-list."))
-        logger.warning("callback of task %s to %s refused: host not allowed", task.pk, host)
-        return True  # nothing a retry can change
-    payload = json.dumps(task_json(task)).encode("utf-8")
-    headers = {"Content-Type": "application/json", "User-Agent": "Gavel", "X-Gavel-Task": str(task.pk),
-               "X-Gavel-Task-Status": status}
-    if task.consumer_id and task.consumer.callback_secret:
-        headers[SIGNATURE_HEADER] = signature(task.consumer.callback_secret, payload)
-    request = urllib.request.Request(task.callback_url, data=payload, method="POST", headers=headers)
-    detailed = _explicitly_allowed(task.callback_url)
+    host = urlsplit(url).hostname or "?"
+    headers = {"Content-Type": "application/json", "User-Agent": "Gavel", **headers}
+    if secret:
+        headers[SIGNATURE_HEADER] = signature(secret, payload)
+    request = urllib.request.Request(url, data=payload, method="POST", headers=headers)
+    detailed = _explicitly_allowed(url)
     generic = _("The callback was not delivered: the receiver gave no 2xx answer.")
     try:
         with _OPENER.open(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:
@@ -696,24 +685,38 @@ def post_callback(task_id, status: str) -> bool:
         exc.close()
     except (urllib.error.URLError, OSError) as exc:
         reason = type(getattr(exc, "reason", exc)).__name__
-        _record_callback(task, "failing", _("Could not reach the callback host (%(reason)s).") % {"reason": reason}
-                         if detailed else generic)
-        logger.warning("callback of task %s to %s failed: %s", task.pk, host, reason)
-        return False
+        logger.warning("callback of %s to %s failed: %s", what, host, reason)
+        return False, (_("Could not reach the callback host (%(reason)s).") % {"reason": reason}
+                       if detailed else generic)
     if 200 <= code < 300:
-        _record_callback(task, "delivered", "")
-        logger.info("callback of task %s to %s delivered (%s)", task.pk, host, code)
-        return True
+        logger.info("callback of %s to %s delivered (%s)", what, host, code)
+        return True, ""
+    logger.warning("callback of %s to %s answered %s", what, host, code)
     if 300 <= code < 400:
-        message = _("The callback host answered with a redirect; redirects are never followed, so it was not "
-                    "delivered. Give the final URL.")
-    elif detailed:
-        message = _("The callback host answered HTTP %(code)s.") % {"code": code}
-    else:
-        message = generic
-    _record_callback(task, "failing", message)
-    logger.warning("callback of task %s to %s answered %s", task.pk, host, code)
-    return False
+        return False, _("The callback host answered with a redirect; redirects are never followed, so it was not "
+                        "delivered. Give the final URL.")
+    return False, (_("The callback host answered HTTP %(code)s.") % {"code": code} if detailed else generic)
+
+
+def post_callback(task_id, status: str) -> bool:
+    """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered."""
+    import json
+
+    task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
+    if task is None or not task.callback_url:
+        return True
+    if not callback_allowed(task.callback_url):
+        _record_callback(task, "refused", _("The callback host is no longer on the allow-list."))
+        logger.warning("callback of task %s to %s refused: host not allowed", task.pk,
+                       urlsplit(task.callback_url).hostname or "?")
+        return True  # nothing a retry can change
+    payload = json.dumps(task_json(task)).encode("utf-8")
+    secret = task.consumer.callback_secret if task.consumer_id else ""
+    delivered, error = send_callback(task.callback_url, payload,
+                                     {"X-Gavel-Task": str(task.pk), "X-Gavel-Task-Status": status}, secret,
+                                     what=f"task {task.pk}")
+    _record_callback(task, "delivered" if delivered else "failing", error)
+    return delivered
 
 
 def _record_callback(task: Task, status: str, error: str) -> None:

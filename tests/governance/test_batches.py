@@ -1,8 +1,12 @@
 """Batches (SPEC 10.1): validated whole before anything is queued, progress, cancel, one callback."""
+import json
+
 import pytest
 
 from governance import batches
-from governance.models import Batch, Task
+from governance.callbacks import wait_until_idle
+from governance.models import Batch, Consumer, Task
+from tests.governance.test_security import receivers, verify  # noqa: F401  (fixtures)
 from tests.governance.test_task_workers import CLEAN
 from tests.governance.test_tasks_api import eager, receiver  # noqa: F401  (fixtures)
 from tests.governance.test_task_workers import broker, workers, writers  # noqa: F401  (fixtures)
@@ -92,17 +96,35 @@ def test_another_consumers_batch_is_404(api, post, make_consumer, configuration,
     assert other.get("/api/v1/batches").json()["count"] == 0
 
 
-def test_one_callback_when_the_batch_has_finished(api, post, eager, provider_server, receiver,
-                                                  django_capture_on_commit_callbacks):
+@pytest.mark.django_db(transaction=True)
+def test_one_callback_when_the_batch_has_finished_signed_off_the_request_path(api, post, eager, provider_server,
+                                                                             receivers, settings):
     provider_server.set_default({"text": CLEAN})
-    hook = receiver()
-    with django_capture_on_commit_callbacks(execute=True):
-        response = post({"items": [item(i) for i in range(3)], "callback_url": hook.url})
+    hook = receivers()
+    settings.GAVEL_CALLBACK_HOSTS = ["127.0.0.1"]
+    response = post({"items": [item(i) for i in range(3)], "callback_url": hook.url})
     assert response.status_code == 202
-    assert len(hook.received) == 1  # one for the batch, not one per task
-    (sent,) = hook.received
+    assert wait_until_idle(30)  # in the embedded default the callback thread delivers it, not the request
+    assert len(hook.raw) == 1  # one for the batch, not one per task
+    sent = json.loads(hook.raw[0])
     assert sent["id"] == response.json()["id"] and sent["counts"]["ready"] == 3 and sent["done"] == 1.0
+    secret = Consumer.objects.get(pk=api.consumer.pk).callback_secret
+    assert verify(secret, hook.raw[0], hook.headers[0]["X-Gavel-Signature"])  # signed like a task's callback
     assert api.get(f"/api/v1/batches/{sent['id']}").json()["callback"]["status"] == "delivered"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_batch_callback_never_follows_a_redirect(api, post, eager, provider_server, receivers, settings):
+    provider_server.set_default({"text": CLEAN})
+    elsewhere = receivers()
+    redirecting = receivers(status=302, location=elsewhere.url)
+    settings.GAVEL_CALLBACK_HOSTS = [f"127.0.0.1:{redirecting.port}"]
+    response = post({"items": [item(0)], "callback_url": redirecting.url})
+    assert response.status_code == 202
+    assert wait_until_idle(30)
+    assert elsewhere.raw == [] and len(redirecting.raw) == 2  # GAVEL_CALLBACK_MAX_ATTEMPTS of the fixture
+    callback = api.get(f"/api/v1/batches/{response.json()['id']}").json()["callback"]
+    assert callback["status"] == "failed" and "redirect" in callback["error"]
 
 
 @pytest.mark.worker
