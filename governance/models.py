@@ -932,16 +932,21 @@ class Batch(models.Model):
                             help_text=_("What the batch is, as its consumer named it."))
     consumer = models.ForeignKey(Consumer, null=True, blank=True, on_delete=models.SET_NULL, related_name="batches",
                                  verbose_name=_("consumer"), help_text=_("The consumer that submitted the batch."))
-    created = models.DateTimeField(_("created"), auto_now_add=True, db_index=True)
+    created = models.DateTimeField(_("created"), auto_now_add=True, db_index=True,
+                                   help_text=_("When the batch was submitted."))
     total = models.PositiveIntegerField(_("total"), default=0, help_text=_("How many tasks the batch holds."))
     finished_at = models.DateTimeField(_("finished"), null=True, blank=True,
                                        help_text=_("When the last of its tasks finished. Blank while any still runs."))
     callback_url = models.URLField(
         _("callback URL"), max_length=1000, blank=True, default="",
         help_text=_("Gavel posts the batch as JSON here once, when it has finished."))
-    callback_status = models.CharField(_("callback status"), max_length=16, blank=True, default="")
-    callback_attempts = models.PositiveIntegerField(_("callback attempts"), default=0)
-    callback_error = models.CharField(_("callback error"), max_length=500, blank=True, default="")
+    callback_status = models.CharField(
+        _("callback status"), max_length=16, blank=True, default="",
+        help_text=_("What became of the batch's callback: delivered, failing, failed or refused; blank until sent."))
+    callback_attempts = models.PositiveIntegerField(_("callback attempts"), default=0,
+                                                    help_text=_("How often the callback was sent."))
+    callback_error = models.CharField(_("callback error"), max_length=500, blank=True, default="",
+                                      help_text=_("Why the last delivery failed, as the consumer may read it."))
 
     class Meta:
         verbose_name = _("batch")

@@ -13,6 +13,7 @@ PACKAGES = ("governance", "judging", "termlists", "snippets")
 LITELLM_DOOR = "judging/llm.py"
 PURE_ENGINES = (
     "termlists/matcher.py", "governance/redaction.py", "governance/text.py", "judging/zones.py", "judging/prompts.py",
+    "judging/demo_model.py",
     "snippets/patterns.py", "governance/openai/translate.py", "governance/openai/errors.py",
     "governance/review/passages.py", "governance/review/chart.py",
 )
