@@ -58,7 +58,7 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "max_tokens": r.integer("max_tokens", None, minimum=0, nullable=True),
         "timeout": r.integer("timeout", default_of(Configuration, "timeout"), minimum=0, nullable=False),
         "budget_daily_requests": budget.integer("daily_requests", 0, minimum=0),
-        "budget_daily_tokens": budget.integer("daily_tokens", 0, minimum=0),
+        "budget_daily_tokens": budget.integer("daily_tokens", 0, minimum=0, maximum=2**63 - 1),  # a big integer
         "budget_daily_cost": budget.decimal("daily_cost", Decimal("0")),
         "context_tags": normalise_tags(r.strings("context_tags")),
         "rule_mode": rules.choice("mode", Configuration.RuleMode.values, default_of(Configuration, "rule_mode")),

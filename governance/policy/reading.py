@@ -13,6 +13,9 @@ from governance.policy.messages import (MSG_AT_LEAST, MSG_CHOICE, MSG_EMPTY, MSG
                                         MSG_UNKNOWN_KEY)
 
 
+# The largest value every supported database keeps in an integer column (PostgreSQL's integer).
+LARGEST_INTEGER = 2_147_483_647
+
 class Errors:
     def __init__(self):
         self.by_path: dict[str, list[str]] = {}
@@ -87,7 +90,7 @@ class Reader:
             return default
         return value
 
-    def integer(self, key: str, default, *, minimum=None, nullable=False):
+    def integer(self, key: str, default, *, minimum=None, maximum=LARGEST_INTEGER, nullable=False):
         value = self.raw(key)
         if value is MISSING or (value is None and nullable):
             return default if value is MISSING else None
@@ -96,6 +99,10 @@ class Reader:
             return default
         if minimum is not None and value < minimum:
             self.fail(key, _(str(MSG_AT_LEAST)) % {"minimum": minimum})
+        elif value > maximum or (minimum is None and value < -maximum - 1):
+            # Past what its integer column holds: an error at its path, never a failed write.
+            self.fail(key, _(str(MSG_RANGE)) % {"minimum": -maximum - 1 if minimum is None else minimum,
+                                                "maximum": maximum})
         return value
 
     def number(self, key: str, default, *, minimum=None, maximum=None, nullable=False):

@@ -540,3 +540,15 @@ def test_provider_limits_import_export_and_errors_name_their_path():
     errors = errors_of(bad)
     assert {"providers[1].max_concurrency", "providers[1].requests_per_minute",
             "providers[1].tokens_per_minute"} <= set(errors)
+
+
+def test_a_number_past_what_its_column_holds_is_an_error_at_its_path_not_a_failed_write():
+    """The schema fuzz found a tokens_per_minute of 3.4e16 answered 500 on PostgreSQL (integer overflow)."""
+    bad = example()
+    bad["providers"][0]["tokens_per_minute"] = 34_507_604_566_626_936
+    bad["snippets"][0]["sort"] = -(2**40)
+    bad["configurations"][0]["budget"]["daily_tokens"] = 2**40  # a big-integer column takes it
+    errors = errors_of(bad)
+    assert "providers[0].tokens_per_minute" in errors and "snippets[0].sort" in errors
+    assert not any(path.endswith("budget.daily_tokens") for path in errors)
+    assert Provider.objects.count() == 0  # nothing written
