@@ -295,7 +295,8 @@ class PolicyView(GavelAPIView):
         if wanted is None:
             return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
         number = _positive_int(wanted, "version")
-        text = versions.document_of(number)
+        # A number past what the version column holds names no kept version (and must not reach the query).
+        text = versions.document_of(number) if number < 2**63 else None
         if text is None:
             raise UnknownRecord(_("Policy version %(number)s is not kept.") % {"number": number},
                                 code="unknown_version")
@@ -326,7 +327,9 @@ class PolicyView(GavelAPIView):
         params = request.query_params
         # Every parameter is read (and refused when malformed) whether or not this request uses it.
         dry_run, allow = _flag(params, "dry_run"), _flag(params, "allow_regressions")
-        replay = _positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True)
+        # More than the retained tasks is all of them; the bound keeps the query's LIMIT in range.
+        replay = min(_positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True),
+                     MAX_REPLAY)
         judges = _flag(params, "replay_judges")
         cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
         try:
@@ -352,6 +355,9 @@ def _flag(params, name: str) -> bool:
     if value not in ("true", "false", "1", "0"):
         raise BadInput(_("Give true or false."), fields={name: [_("Give true or false.")]})
     return value in ("true", "1")
+
+
+MAX_REPLAY = 100_000  # the most task texts one dry run replays
 
 
 def _positive_int(value, name: str, *, zero: bool = False) -> int:

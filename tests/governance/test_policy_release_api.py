@@ -123,3 +123,13 @@ class VersionsOverTheAPI(TestCase):
         assert self.client.get("/api/v1/policy?version=999999").status_code == 404
         assert self.client.get("/api/v1/policy?version=x").status_code == 400
         assert PolicyRevision.objects.count() >= 2
+
+
+def test_numbers_past_a_database_column_are_no_server_error(admin_api, provider):
+    """The schema fuzz found `replay` and `version` past bigint answered 500 on PostgreSQL."""
+    huge = 9202692917271659317470326319929551799
+    response = admin_api.get(f"/api/v1/policy?version={huge}")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "unknown_version"
+    document = admin_api.get("/api/v1/policy").json()
+    response = admin_api.put(f"/api/v1/policy?dry_run=true&replay={huge}", document, format="json")
+    assert response.status_code == 200, response.content
