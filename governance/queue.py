@@ -202,7 +202,7 @@ def claim(task_id) -> tuple[Task | None, float]:
     before, so of two workers that read the same row only one takes it. The lease is the run's
     own budget from the start (one write, one commit).
     """
-    task = Task.objects.filter(pk=task_id).first()
+    task = Task.objects.select_related("consumer").filter(pk=task_id).first()  # the consumer names the actor
     if task is None:
         return None, 0.0
     now = timezone.now()
@@ -314,11 +314,17 @@ def _task_actor(task: Task) -> str:
 
 def _configurations(task: Task):
     """The task's configurations as they are now (this process's copy for the current policy
-    version, with their providers and links); a missing one fails the task with a reason."""
+    version, with their providers and links); a missing one fails the task with a reason.
+    Read once per run: the claim and the generation of one attempt use the same copy."""
+    resolved = getattr(task, "_resolved_configurations", None)
+    if resolved is not None:
+        return resolved
     try:
-        return services.resolve_configurations(task.configuration, list(task.also), None)
+        resolved = services.resolve_configurations(task.configuration, list(task.also), None)
     except GavelError as exc:
         raise GavelError(exc.message, code="unknown_configuration") from exc
+    task._resolved_configurations = resolved
+    return resolved
 
 
 def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events: list | None = None) -> dict:
@@ -626,9 +632,11 @@ def task_json(task: Task) -> dict:
 CALLBACK_STATUSES = (Status.READY, Status.BLOCKED, Status.FAILED, Status.ACCEPTED, Status.REJECTED)
 
 
-def notify(task_id) -> None:
-    """Queue the callback of a task that reached a status its consumer is told about."""
-    task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
+def notify(task_id, *, task: Task | None = None) -> None:
+    """Queue the callback of a task that reached a status its consumer is told about (`task`: the
+    row as just read, with at least callback_url and status, saving a query)."""
+    if task is None:
+        task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
     if task is None or not task.callback_url or task.status not in CALLBACK_STATUSES:
         return
     if settings.CELERY_TASK_ALWAYS_EAGER:

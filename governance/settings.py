@@ -253,7 +253,10 @@ CELERY_TASK_EAGER_PROPAGATES = True
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
-CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# Each worker process reserves twice its threads' worth of messages. With exactly as many as threads,
+# kombu's Redis transport stops reading when the window is full and resumes only on its next poll (up
+# to a second later): the threads then ran in waves, half of each 2 s cycle idle (docs/decisions.md).
+CELERY_WORKER_PREFETCH_MULTIPLIER = env_int("GAVEL_WORKER_PREFETCH_MULTIPLIER", 2)
 # A model call is waiting, not computing (SPEC 10.1): the README's `celery -A governance worker`
 # runs GAVEL_WORKER_CONCURRENCY generations at once in threads of one process (docs/decisions.md).
 CELERY_WORKER_POOL = os.environ.get("GAVEL_WORKER_POOL", "threads")

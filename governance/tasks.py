@@ -58,8 +58,10 @@ def run_task(task_id: str) -> str:
             # queued for the sweep rather than run again inside the same request.)
             queue.enqueue(task_id, countdown=delay)
     elif outcome in ("done", "failed"):
-        queue.notify(task_id)
-        batch_id = Task.objects.filter(pk=task_id).values_list("batch_id", flat=True).first()
+        # One read serves both: the callback (if any) and the batch the task belongs to (if any).
+        finished = Task.objects.filter(pk=task_id).only("callback_url", "status", "batch_id").first()
+        queue.notify(task_id, task=finished)
+        batch_id = finished.batch_id if finished else None
         if batch_id:
             from governance import batches
 
