@@ -3,8 +3,10 @@
 Teaches the fuzzer Gavel's one custom string format: `json`, a string holding a JSON document
 (tool-call arguments, as OpenAI sends them).
 """
+import ast
 import json
 import re
+import threading
 
 import schemathesis
 from hypothesis import strategies as st
@@ -17,6 +19,22 @@ _json = st.recursive(
 )
 
 schemathesis.openapi.format("json", _json.map(json.dumps))
+
+# CPython 3.11 keeps the AST constructor's recursion depth in one counter per interpreter, so two
+# threads turning source into an AST at once can raise "SystemError: AST constructor recursion depth
+# mismatch" (python/cpython#106905). The fuzzer's two workers are threads, and Hypothesis parses
+# the source of every lambda it describes: CI once failed on that error inside the fuzzer, not on a
+# finding. One parse at a time keeps the run about Gavel.
+_parse_lock = threading.RLock()
+_parse = ast.parse
+
+
+def _parse_one_at_a_time(*args, **kwargs):
+    with _parse_lock:
+        return _parse(*args, **kwargs)
+
+
+ast.parse = _parse_one_at_a_time
 
 # `served_by` names a provider, and an unknown one is a 400 (SPEC §11.1): no schema can list the
 # providers a database holds (and a fuzzed PUT policy may have removed any the test made). A
