@@ -248,6 +248,7 @@ def test_an_error_event_mid_stream_is_a_provider_error(provider_server):
 # -- failures and their classification -------------------------------------------
 def test_a_timeout_is_honoured_once_without_retries(provider_server):
     provider_server.script([{"delay": 3.0, "text": "too late"}])
+    llm._litellm()  # imported before the clock starts: run alone, the import is seconds of it
     started = time.monotonic()
 
     error = raised(lambda: llm.complete(target(provider_server, timeout=1.0), MESSAGES))
@@ -258,6 +259,21 @@ def test_a_timeout_is_honoured_once_without_retries(provider_server):
     assert error.kind == "timeout"
     assert elapsed < 2.5, f"took {elapsed:.2f}s: a retry or a longer timeout happened"
     assert len(provider_server.chat_requests) == 1
+
+
+def test_calls_with_the_time_their_chain_has_left_share_one_client_and_never_wait_longer(provider_server):
+    """A judge's timeout is what its chain has left: a new float each call. litellm keeps a client
+    (and a connection pool) per timeout, so each such call used to open a client and a connection of
+    its own. Rounded down to the second, they share one, and none waits longer than it was given."""
+    litellm = llm._litellm()
+    litellm.in_memory_llm_clients_cache.flush_cache()
+    provider_server.script([{"text": "Fine."}] * 6)
+
+    for left in (19.93, 19.71, 19.4, 19.18, 19.02, 19.0):
+        assert llm.complete(target(provider_server, timeout=left), MESSAGES).text == "Fine."
+
+    assert len(litellm.in_memory_llm_clients_cache.cache_dict) == 1
+    assert [llm._client_timeout(s) for s in (19.99, 2.0, 1.99, 0.35, 0.05)] == [19.0, 2.0, 1.9, 0.3, 0.05]
 
 
 @pytest.mark.parametrize(
@@ -428,6 +444,7 @@ def test_an_answer_litellm_cannot_parse_is_unusable_not_retryable(provider_serve
 def test_a_decision_timeout_is_honoured_once(provider_server):
     provider_server.script([{"delay": 3.0, "decision": {"choice": "allow", "confidence": 0.99}}])
     judge = target(provider_server, route="hosted_vllm", model="decider-1", timeout=1.0)
+    llm._litellm()  # imported before the clock starts: run alone, the import is seconds of it
     started = time.monotonic()
 
     error = raised(lambda: llm.decide(judge, decision_questions(), "text"))
