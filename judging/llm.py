@@ -276,20 +276,19 @@ def _ensure_model_known(litellm: Any, target: ModelTarget, mode: str) -> None:
 # Chat completions
 # --------------------------------------------------------------------------
 def _client_timeout(seconds: float) -> float:
-    """The timeout handed to litellm: the time allowed, rounded down to a whole second (to a tenth
-    below two seconds).
+    """The timeout handed to litellm: from two seconds up, the time allowed rounded down to a whole
+    second; below that, exactly the time allowed.
 
     litellm keeps one SDK client, with its own connection pool, per distinct timeout (the value is
     part of its client cache key). A judge's timeout is the time its chain has left, a different
     float on every call, so every call built a new client and a new connection, and up to 200 of
     them stayed open per process (measured: 200 clients and ~200 open sockets after 200 judge
-    calls, 1–2 ms more CPU per call). Rounded down, a call still ends within the time allowed.
+    calls, 1–2 ms more CPU per call). Rounded down, a call still ends within the time allowed. A
+    short remainder is left exact: rounded, it would end an attempt early and hand a fallback the
+    sliver left over, where the chain's whole time belongs to the attempt that started in it.
     """
     seconds = float(seconds)
-    if seconds >= 2:
-        return float(math.floor(seconds))
-    rounded = math.floor(seconds * 10) / 10
-    return rounded if rounded > 0 else seconds
+    return float(math.floor(seconds)) if seconds >= 2 else seconds
 
 
 def _call_kwargs(

@@ -273,7 +273,7 @@ def test_calls_with_the_time_their_chain_has_left_share_one_client_and_never_wai
         assert llm.complete(target(provider_server, timeout=left), MESSAGES).text == "Fine."
 
     assert len(litellm.in_memory_llm_clients_cache.cache_dict) == 1
-    assert [llm._client_timeout(s) for s in (19.99, 2.0, 1.99, 0.35, 0.05)] == [19.0, 2.0, 1.9, 0.3, 0.05]
+    assert [llm._client_timeout(s) for s in (19.99, 2.0, 1.99, 0.35)] == [19.0, 2.0, 1.99, 0.35]
 
 
 @pytest.mark.parametrize(
