@@ -121,9 +121,9 @@ def translation_alone(requests: int) -> list[tuple[str, float]]:
     """Time the gateway's own steps in a loop: reading the OpenAI request (less the completions
     serializer both endpoints run) and writing the answer, plain and as a chunk stream."""
     from governance.api.serializers import CompletionRequestSerializer
-    from governance.openai.serializers import parse_chat_request
-    from governance.completions import sse
-    from governance.openai.translate import chat_completion, chunk_stream
+    from governance.protocols.openai_chat.serializers import parse_chat_request
+    from governance.runs.completions import sse
+    from governance.protocols.openai_chat.translate import chat_completion, chunk_stream
 
     body = {"model": "newsletter", "messages": MESSAGES, "temperature": 0.7, "max_tokens": 300, "user": "u-1",
             "gavel": {"site": "harbour"}}

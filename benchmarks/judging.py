@@ -115,7 +115,7 @@ def screening_rows(requests: int, postgres: str | None) -> dict:
 
         # Timed inside the pipeline, as it happens: the judge's provider call, and the completion
         # service's usage/budget writes (counted before the call, tokens and cost after it).
-        from governance import completions
+        from governance.runs import completions
 
         spent = {"call": 0.0, "writes": 0.0}
 

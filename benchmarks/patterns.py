@@ -133,7 +133,7 @@ def median_ms(run, runs: int = RUNS) -> float:
 def main() -> None:
     setup_django("gavel-bench-patterns-")
     from governance.models import Configuration, PolicyVersion, Provider
-    from governance.screening import CallFacts, Output, Screening
+    from governance.screening.pipeline import CallFacts, Output, Screening
     from snippets import patterns, services
     from snippets.guardrail import check_pattern_rules
     from snippets.models import PatternRule

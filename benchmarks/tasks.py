@@ -209,12 +209,12 @@ def profile_stages(client, configuration: str, server, count: int) -> tuple[dict
     """Run `count` tasks through the worker's code in this process and split their CPU by stage."""
     from django.conf import settings
 
-    import governance.completions as completions
-    import governance.escalation as escalation
-    import governance.queue as queue
-    import governance.screening as screening
+    import governance.runs.completions as completions
+    import governance.runs.escalation as escalation
+    import governance.work.queue as queue
+    import governance.screening.pipeline as screening
     import judging.llm as llm
-    from governance import tasks as celery_tasks
+    from governance.work import tasks as celery_tasks
 
     from governance.models import Provider as ProviderRecord
 
@@ -291,7 +291,7 @@ def accept_batch(client, configuration: str, count: int) -> dict:
         published = conn.default_channel.client.llen(queue_name)
         conn.default_channel.queue_purge(queue_name)
     # What a worker then does with the one message: send the 10,000 tasks' own messages.
-    from governance import batches
+    from governance.work import batches
 
     started = time.perf_counter()
     fanned = batches.fan_out(response.json()["id"])

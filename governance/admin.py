@@ -20,11 +20,13 @@ from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 from simple_history.admin import SimpleHistoryAdmin
 
-from governance import links, writes
+from governance.records import links
+
+from governance.records import writes
 from governance.models import (LINK_FIELDS, Configuration, Consumer, FallbackLink, GovernanceEvent, JudgeLink,
                                Provider, Task, normalise_tags)
 from governance.models import GRANTABLE_KINDS
-from governance.permissions import admin_only_fields, field_label, is_administrator, require_admin_for
+from governance.records.permissions import admin_only_fields, field_label, is_administrator, require_admin_for
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")
@@ -644,13 +646,13 @@ class GovernanceEventAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("about"))
     def subject(self, obj):
-        from governance.event_text import subject
+        from governance.screening.event_text import subject
 
         return subject(obj.detail) or "—"
 
     @admin.display(description=_("in words"))
     def summary(self, obj):
-        from governance.event_text import sentence
+        from governance.screening.event_text import sentence
 
         return sentence(obj)
 
@@ -723,5 +725,5 @@ class TaskAdmin(admin.ModelAdmin):
         return False
 
 
-# The policy examples and release pages register themselves (governance/release_admin.py).
-from governance import release_admin  # noqa: E402,F401
+# The policy examples and release pages register themselves (governance/policy/release_admin.py).
+from governance.policy import release_admin  # noqa: E402,F401

@@ -6,4 +6,4 @@ class GovernanceConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self):
-        from governance import signals  # noqa: F401  (policy version bumps)
+        from governance.records import signals  # noqa: F401  (policy version bumps)

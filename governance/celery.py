@@ -13,7 +13,7 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "governance.settings")
 
 app = Celery("gavel")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks()
+app.autodiscover_tasks(["governance.work"])
 
 
 @worker_init.connect
@@ -32,7 +32,7 @@ def pool_worker_connections() -> bool:
 
     Django's psycopg pool replaces the per-thread persistent connection: a thread borrows a
     connection for each stretch of database work and gives it back at the end of the task and
-    while it waits for a model (`governance.connections.release`), so 64 calls in flight need a
+    while it waits for a model (`governance.runs.connections.release`), so 64 calls in flight need a
     handful of connections, not 64. Web processes keep their one persistent connection.
     """
     from django.conf import settings

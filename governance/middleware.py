@@ -7,7 +7,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import JsonResponse
 from django.utils.translation import gettext_lazy
 
-from governance.openai.errors import openai_error
+from governance.protocols.openai_chat.errors import openai_error
 
 logger = logging.getLogger("gavel.request")
 # What a client's X-Request-ID may be to be echoed; anything else is replaced by a fresh id (SPEC §11.1).

@@ -1,7 +1,7 @@
 """Gavel's core records: providers, configurations, consumers, governance events.
 
 Field meanings follow SPEC §2; the admin-only ones are named in
-`governance.permissions.ADMIN_ONLY_FIELDS`, never here.
+`governance.records.permissions.ADMIN_ONLY_FIELDS`, never here.
 """
 import copy
 import hashlib
@@ -78,7 +78,7 @@ class Provider(models.Model):
     )
     timeout = models.PositiveIntegerField(_("timeout"), default=30, validators=[MinValueValidator(1)],
                                           help_text=_("seconds"))
-    # Held across every web process and worker through Redis (governance/limits.py); 0 = no limit.
+    # Held across every web process and worker through Redis (governance/runs/limits.py); 0 = no limit.
     max_concurrency = models.PositiveIntegerField(
         _("most calls at once"), default=0,
         help_text=_("How many calls this provider is asked at the same time, across every process; 0 means no "
@@ -110,13 +110,13 @@ class Provider(models.Model):
         return self.name
 
     def clean(self):
-        from governance.provider_keys import key_env_problem
+        from governance.runs.provider_keys import key_env_problem
 
         if problem := key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
         if self.pk and Provider.objects.filter(pk=self.pk).exclude(kind=self.kind).exists():
             # Changing the kind must not turn this provider's configurations into mixed ones (SPEC §6.4).
-            from governance.families import configuration_faults
+            from governance.records.families import configuration_faults
 
             mixed = []
             for configuration in self.configurations.all():
@@ -206,7 +206,7 @@ class Configuration(models.Model):
         self.rule_tags = normalise_tags(self.rule_tags)
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
-        from governance.families import configuration_faults
+        from governance.records.families import configuration_faults
 
         for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)
             errors.setdefault(fault.field, fault.message)
@@ -216,7 +216,7 @@ class Configuration(models.Model):
     # --- The ordered relations (SPEC §2.2 fallbacks, §6.2 rule_judges) ---
     # Judge chains and fallbacks are rows of JudgeLink / FallbackLink that point at the
     # configuration itself, so a rename cannot orphan them and a delete is refused
-    # (PROTECT). Writes go through governance.writes.save_record or set_links.
+    # (PROTECT). Writes go through governance.records.writes.save_record or set_links.
 
     def ordered_judges(self) -> list["Configuration"]:
         """The judging configurations, in chain order (each with its provider loaded)."""
@@ -237,7 +237,7 @@ class Configuration(models.Model):
     @property
     def fallbacks(self) -> list[str]:
         # While a save is being checked (writes.save_record, the admin form), the fallbacks it would
-        # store: model validation (governance.families) judges the record as it will stand.
+        # store: model validation (governance.records.families) judges the record as it will stand.
         pending = self.__dict__.get("_pending_fallbacks")
         return list(pending) if pending is not None else self.fallback_identifiers()
 
@@ -261,7 +261,7 @@ class Configuration(models.Model):
         version = getattr(self, "policy_version", None)
         if version is None:  # not read on a screening's hot path (the admin, commands): read now
             return list(getattr(self, name).select_related(f"{target}__provider"))
-        # Read under a policy version (governance.services.resolve_configurations): links are policy,
+        # Read under a policy version (governance.screening.service.resolve_configurations): links are policy,
         # every edit of them bumps the version, so this process reads them once per version. The
         # linked configurations carry the version on, for their own links (a judge's fallbacks).
         key = (self.pk, name)
@@ -356,7 +356,7 @@ class FallbackLink(models.Model):
 
 def set_links(configuration: Configuration, field: str, targets) -> bool:
     """Make `configuration`'s fallbacks or rule judges exactly `targets` (configurations or identifiers, in
-    order). No validation: people's writes go through governance.writes.save_record, which checks first.
+    order). No validation: people's writes go through governance.records.writes.save_record, which checks first.
 
     Returns whether anything changed; an unchanged chain writes nothing (no policy version bump).
     """
@@ -368,7 +368,7 @@ def set_links(configuration: Configuration, field: str, targets) -> bool:
                    .values_list(f"{target}_id", flat=True))
     if current == wanted:
         return False
-    from governance.signals import one_bump, policy_edited
+    from governance.records.signals import one_bump, policy_edited
 
     # One edit, one version bump (SPEC §11.1): the deleted rows' signals and the bulk insert, which
     # sends none, are counted together at the end.
@@ -547,7 +547,7 @@ class GovernanceEvent(models.Model):
     """Append-only audit row holding policy facts, never generated text (SPEC §2.7, §9)."""
 
     # The labels are what the admin's columns and filters show, and what the log's sentence says
-    # (governance.event_text): a decision starts the sentence, a check sits inside it.
+    # (governance.screening.event_text): a decision starts the sentence, a check sits inside it.
     class Decision(models.TextChoices):
         BLOCKED = "blocked", _("Stopped")
         REPORTED = "reported", _("Delivered with hints")

@@ -4,7 +4,11 @@ from django.contrib.auth import views as auth_views
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerSplitView
 
-from governance import health, pages, policy_admin, release_admin
+from governance import health, pages
+
+from governance.policy import import_admin as policy_admin
+
+from governance.policy import release_admin
 from governance.api import release_views, views
 
 api = [
@@ -41,9 +45,9 @@ urlpatterns = [
     path("admin/language/", admin.site.admin_view(pages.switch_language), name="gavel_switch_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
-    path("openai/v1/", include(("governance.openai.urls", "openai"))),
+    path("openai/v1/", include(("governance.protocols.openai_chat.urls", "openai"))),
     # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
-    path("v1/", include(("governance.openai.urls", "openai-v1"))),
+    path("v1/", include(("governance.protocols.openai_chat.urls", "openai-v1"))),
     path("review/", include("governance.review.urls")),
     # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),

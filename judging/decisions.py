@@ -49,7 +49,7 @@ class DecisionJudge:
         self.identifier = configuration.identifier
 
     def decide(self, rule_set: RuleSet, text: str, context: JudgeContext) -> JudgeDecision:
-        from governance.calls import call_decision
+        from governance.runs.calls import call_decision
         from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
 
         questions = questions_for(rule_set)

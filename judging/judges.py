@@ -103,7 +103,7 @@ class ChatJudge:
 
     def decide(self, rule_set: RuleSet, text: str, context: JudgeContext) -> JudgeDecision:
         from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
-        from governance.calls import call_model
+        from governance.runs.calls import call_model
 
         prompt = prompts.judge_prompt(rule_set.numbered(), text)
         started = time.monotonic()

@@ -13,8 +13,8 @@ import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from governance.text import _FORMAT_CHARS as _INVISIBLE
-from governance.text import strip_markup
+from governance.screening.text import _FORMAT_CHARS as _INVISIBLE
+from governance.screening.text import strip_markup
 
 # 8 random bytes = 64 bits, the floor SPEC §6.3 sets. The text cannot guess a value drawn
 # after it was written, and a short value keeps the prompt cheap (it appears four times).

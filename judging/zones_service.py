@@ -2,7 +2,7 @@
 
 Turns providers, configurations and rule sets into the plain strings `judging.zones`
 reasons about. The judging side counts every provider the completion service could
-reach for the judge (`governance.calls.chain_of`), so the two cannot drift.
+reach for the judge (`governance.runs.calls.chain_of`), so the two cannot drift.
 """
 from __future__ import annotations
 
@@ -29,7 +29,7 @@ def text_zone_of(facts) -> str:
 
 def judging_zone(judge_configuration) -> str:
     """The least trusted zone among the judge's provider and every provider its fallbacks reach."""
-    from governance.calls import chain_of
+    from governance.runs.calls import chain_of
 
     return zones.least_trusted(c.provider.trust_zone or None for c in chain_of(judge_configuration))
 

@@ -7,7 +7,7 @@ from django.utils.translation import gettext, ngettext
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
-from governance import bulk
+from governance.records import bulk
 from governance.admin import TagListField
 from snippets.models import PatternRule, Snippet
 

@@ -12,7 +12,7 @@ from django.conf import settings
 from snippets.patterns import CrossHit, Library, RuleSpec, cross_hits
 
 # (policy version, Library). Every pattern-rule save or delete bumps the policy version
-# (governance/signals.py), so a rule is never evaluated in a former version in any process.
+# (governance/records/signals.py), so a rule is never evaluated in a former version in any process.
 _library: tuple[int, Library] | None = None
 _lock = threading.Lock()
 

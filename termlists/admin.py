@@ -10,7 +10,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
-from governance import bulk
+from governance.records import bulk
 from governance.models import Configuration
 from termlists import messages, services
 from termlists.forms import TermListForm, TryForm

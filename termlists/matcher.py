@@ -113,7 +113,7 @@ _ODD_BMP_CHARS = sorted(
     | {cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20}
 )
 _ODD_CHAR_RE = re.compile(f"[{_char_class(_ODD_BMP_CHARS)}\\U00010000-\\U0010ffff]")
-# What a tag is (see above).  governance/text.py counts words with it, so finished text (SPEC §3) and
+# What a tag is (see above).  governance/screening/text.py counts words with it, so finished text (SPEC §3) and
 # matching read the same text: in `<b <i>x` the tag is `<b <i>`.
 TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
 
-from governance import text as textlib
+from governance.screening import text as textlib
 from termlists.matcher import TermMatcher, first_match, matches_outside, parse_entries
 
 # Scope of a list for one call (SPEC §5.1).
@@ -154,7 +154,7 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
 
 # (policy version, {configuration ids: scope rows}), in this process. Every edit of a list, its scope or
 # a configuration bumps the policy version, which each request reads with its configurations
-# (governance.services.resolve_configurations): rows are only used under the version they were read
+# (governance.screening.service.resolve_configurations): rows are only used under the version they were read
 # at, so they are never staler than the version the request read. A request that finds another
 # version starts a new dict, so two threads on different versions never mix.
 _scope_cache: dict = {"entry": (None, {})}
@@ -228,7 +228,7 @@ def any_list_applies(facts) -> bool:
 # --- compiled matchers, per list version (SPEC §5.5) ---
 # list id -> (key, CompiledList). One entry per list: a newer key replaces the older one, so the dict
 # never holds more than one version of a list. The key carries the policy version (bumped by every
-# policy edit, governance/signals.py) and the list's own `updated_at` (changed by every save), so a
+# policy edit, governance/records/signals.py) and the list's own `updated_at` (changed by every save), so a
 # saved list is never matched with its former terms, whichever process saved it.
 _compiled: dict[int, tuple[tuple, CompiledList]] = {}
 _compile_lock = threading.Lock()

@@ -94,7 +94,7 @@ def _isolated_cache_and_key(monkeypatch):
     from django.core.cache import cache
     from django.utils import translation
 
-    from governance.services import forget_configurations
+    from governance.screening.service import forget_configurations
     from snippets.services import forget_compiled as forget_compiled_patterns
     from termlists.services import forget_compiled
 

@@ -12,9 +12,9 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("governance", "judging", "termlists", "snippets")
 LITELLM_DOOR = "judging/llm.py"
 PURE_ENGINES = (
-    "termlists/matcher.py", "governance/redaction.py", "governance/text.py", "judging/zones.py", "judging/prompts.py",
+    "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
     "judging/demo_model.py",
-    "snippets/patterns.py", "governance/openai/translate.py", "governance/openai/errors.py",
+    "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/review/passages.py", "governance/review/chart.py",
 )
 # Engines that may appear as the work goes on; each is pure the moment it exists.
@@ -45,7 +45,7 @@ def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
             else:
                 target = node.module or ""
             found.add(target)
-            # `from governance import text` imports the module governance.text.
+            # `from governance.screening import text` imports the module governance.screening.text.
             found.update(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
         elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
                 and isinstance(node.args[0].value, str):
@@ -168,21 +168,21 @@ def test_the_walk_follows_our_own_modules():
 
 
 # --- one room for model calls (issue 19): the arrows run one way ---
-CALL_SERVICE = "governance/calls.py"
+CALL_SERVICE = "governance/runs/calls.py"
 
 
 def test_judging_never_imports_the_completion_service():
     """Judges ask the call service; the completion service reaches judging only through the pipeline."""
     offenders = {
         str(path.relative_to(ROOT)): sorted(n for n in imports_of_file(path)
-                                            if n == "governance.completions" or n.startswith("governance.completions."))
+                                            if n == "governance.runs.completions" or n.startswith("governance.runs.completions."))
         for path in (ROOT / "judging").rglob("*.py")
     }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_the_call_service_sits_below_completions_and_judging():
-    """governance/calls.py and everything it pulls in import neither the completion service nor any
+    """governance/runs/calls.py and everything it pulls in import neither the completion service nor any
     judging module but the litellm door."""
     chains = reachable(ROOT / CALL_SERVICE)
     # Below it may be only the litellm door and pure engines (which import nothing of ours that calls).
@@ -192,12 +192,12 @@ def test_the_call_service_sits_below_completions_and_judging():
         return name if project_module_path(name) else name.rpartition(".")[0]
 
     above = {name: chain for name, chain in chains.items()
-             if base(name) == "governance.completions" or (top(name) == "judging" and base(name) not in allowed)}
+             if base(name) == "governance.runs.completions" or (top(name) == "judging" and base(name) not in allowed)}
     assert above == {}
 
 
 def test_judges_reach_models_through_the_call_service():
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "judging").rglob("*.py")
-             if "governance.calls" in {n.rpartition(".")[0] if n.endswith((".call_model", ".call_decision")) else n
+             if "governance.runs.calls" in {n.rpartition(".")[0] if n.endswith((".call_model", ".call_decision")) else n
                                        for n in imports_of_file(p)}}
     assert {"judging/judges.py", "judging/decisions.py"} <= users

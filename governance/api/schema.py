@@ -167,18 +167,18 @@ class TaskRequestScheme(StrictSerializerScheme):
 
 
 class OpenAIChatRequestScheme(OpenApiSerializerExtension):
-    """POST /openai/v1/chat/completions as governance/openai/serializers.parse_chat_request reads it: the
+    """POST /openai/v1/chat/completions as governance/protocols/openai_chat/serializers.parse_chat_request reads it: the
     messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's parameters from
-    the one table that also checks them (governance/openai/parameters.py); any other key ignored."""
+    the one table that also checks them (governance/protocols/openai_chat/parameters.py); any other key ignored."""
 
-    target_class = "governance.openai.serializers.OpenAIChatRequestSerializer"
+    target_class = "governance.protocols.openai_chat.serializers.OpenAIChatRequestSerializer"
 
     def map_serializer(self, auto_schema, direction):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
         from governance.api.serializers import CompletionRequestSerializer
-        from governance.openai.parameters import request_schema
-        from governance.openai.serializers import EXTENSION_KEYS
+        from governance.protocols.openai_chat.parameters import request_schema
+        from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
 
         fields = CompletionRequestSerializer().fields
 

@@ -7,8 +7,8 @@ from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from governance.screening import KINDS
-from governance.text import MAX_JSON_DEPTH, nested_deeper_than
+from governance.screening.pipeline import KINDS
+from governance.screening.text import MAX_JSON_DEPTH, nested_deeper_than
 
 
 class JSONTyped:

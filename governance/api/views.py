@@ -19,7 +19,15 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from governance import batches, completions, policy, queue, services
+from governance import policy
+
+from governance.work import batches
+
+from governance.runs import completions
+
+from governance.work import queue
+
+from governance.screening import service as services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
 from governance.errors import BadInput, TooLarge, UnknownRecord

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from governance import links
+from governance.records import links
 from governance.models import Configuration, Provider, normalise_tags
 from governance.policy.format import BUDGET_KEYS, CONFIGURATION_KEYS, CONFIGURATION_PATHS, RULES_KEYS
 from governance.policy.messages import MSG_SELF_REFERENCE
@@ -83,7 +83,7 @@ def read(errors: Errors, path: str, data: dict) -> Record:
 
 
 def check_links(doc: Document, errors: Errors, *, prune: bool) -> None:
-    """Fallbacks of another kind, fallback loops, judges judging each other in block mode (governance.links),
+    """Fallbacks of another kind, fallback loops, judges judging each other in block mode (governance.records.links),
     on the policy as it would stand after the import, reported at the document's paths."""
     stored = links.graph_from_database()
     old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(stored)}
@@ -120,7 +120,7 @@ def check_links(doc: Document, errors: Errors, *, prune: bool) -> None:
 
 def check_families(doc: Document, errors: Errors) -> None:
     """Chat and decision configurations never mix (SPEC §6.4), judged on the records as they will stand."""
-    from governance.families import family_faults
+    from governance.records.families import family_faults
 
     provider_kinds = dict(Provider.objects.values_list("name", "kind"))
     provider_kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})

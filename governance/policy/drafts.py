@@ -20,7 +20,7 @@ DRAFT_VERSIONS = 2 ** 52
 
 
 def forget_process_caches() -> None:
-    from governance.services import forget_configurations
+    from governance.screening.service import forget_configurations
     from snippets.services import forget_compiled as forget_patterns
     from termlists.services import forget_compiled as forget_term_lists
 

@@ -19,7 +19,7 @@ from governance.policy.messages import (MSG_CHOICE, MSG_LANGUAGE, MSG_NOT_LIST, 
                                         MSG_TEXT_OR_TOOL_CALLS, MSG_UNKNOWN_KEY, MSG_NOT_STRING,
                                         MSG_NOT_INTEGER, MSG_NOT_DATETIME, MSG_NOT_UUID)
 from governance.policy.reading import MISSING, Errors, Reader, Record, identifiers, or_none
-from governance.screening import KINDS
+from governance.screening.pipeline import KINDS
 
 OUTCOMES = ("allowed", "allowed_with_hints", "blocked")
 CHECKS = ("term_list", "rules_judge", "pattern_rules", "citations", "field")

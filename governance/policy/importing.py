@@ -13,7 +13,7 @@ from governance.policy.document import MODELS, read_document
 from governance.policy.format import CHANGE_REASON, LINK_KEYS, NAME_KEYS
 from governance.policy.messages import PolicyInvalid
 from governance.policy.reading import Document, Errors, Record
-from governance.signals import one_bump
+from governance.records.signals import one_bump
 
 
 @dataclass

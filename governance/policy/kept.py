@@ -11,7 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import Conflict
-from governance.feedback import expectation
+from governance.review.teaching import expectation
 from governance.models import PolicyExample, Task
 
 

@@ -16,7 +16,7 @@ from django.utils import timezone
 from governance.errors import GavelError
 from governance.models import Task
 from governance.policy.testing import finding_key, findings_of
-from governance.screening import CallFacts, Output, run_pipeline
+from governance.screening.pipeline import CallFacts, Output, run_pipeline
 from judging import cache as verdict_cache
 
 DEFAULT_REPLAY = 500

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 
 from governance.errors import UnknownRecord
 from governance.models import PolicyExample
-from governance.screening import CallFacts, Output, ToolCall, run_pipeline
+from governance.screening.pipeline import CallFacts, Output, ToolCall, run_pipeline
 from judging import cache as verdict_cache
 
 JUDGE_MODES = ("live", "cached", "skip")
@@ -179,7 +179,7 @@ def screen_example(example: PolicyExample, judges: str, resolved: dict | None = 
 def resolve_once(identifier: str, also: list[str], resolved: dict | None):
     """The configurations of a screening, read once per run for each (configuration, also): a run reads
     the policy at one version, and the screenings only read them."""
-    from governance.services import resolve_configurations
+    from governance.screening.service import resolve_configurations
 
     if resolved is None:
         return resolve_configurations(identifier, also, None)

@@ -8,7 +8,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
 
-from governance import queue
+from governance.work import queue
 
 
 def editor_required(view):

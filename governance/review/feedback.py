@@ -1,7 +1,7 @@
 """The task page's teaching acts (SPEC §10.2): right / wrong on a hint, a missed rule or term, apply a
 term's suggestion to the edit, keep a reviewed task as a policy example.
 
-Thin: parse the POST, call one service (`governance.feedback`, `governance.policy.kept`), redirect back
+Thin: parse the POST, call one service (`governance.review.teaching`, `governance.policy.kept`), redirect back
 to the task (or render it with the edit filled in). Every act is a POST with CSRF.
 """
 from django.contrib import messages
@@ -9,7 +9,7 @@ from django.shortcuts import redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from governance import feedback as service
+from governance.review import teaching as service
 from governance.errors import GavelError
 from governance.models import PolicyExample, Task
 from governance.review.access import editor_required

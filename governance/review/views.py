@@ -1,6 +1,6 @@
 """The review UI (SPEC §10): the queue, a task's page, its actions, the live status, the dashboard.
 
-Thin: parse the request, call one service of `governance.queue`, render. Every action is a POST
+Thin: parse the request, call one service of `governance.work.queue`, render. Every action is a POST
 with CSRF; a refused act (a task that moved on, a blocked edit) says why on the page.
 """
 import hashlib
@@ -20,7 +20,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from governance import queue
+from governance.work import queue
 from governance.errors import Conflict
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.pages import save_language

@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from governance import queue
+from governance.work import queue
 from governance.models import GovernanceEvent, Task, UserProfile
 from termlists.models import TermList
 from tests.browser.conftest import TIMEOUT_MS

@@ -1,6 +1,6 @@
 """Admin-only fields (SPEC §2.3) on every write path: the admin, the service layer, the REST API.
 
-Every test reads governance.permissions.ADMIN_ONLY_FIELDS, so a field added to
+Every test reads governance.records.permissions.ADMIN_ONLY_FIELDS, so a field added to
 that list is covered here (and the forged values below must name it).
 """
 import json
@@ -15,8 +15,8 @@ from django.utils.text import capfirst
 from governance.admin import ConfigurationAdmin
 from governance.api.auth import IsAdminConsumer
 from governance.models import Configuration, Consumer, PolicyVersion, Provider
-from governance.permissions import ADMIN_ONLY_FIELDS, WHILE_JUDGING
-from governance.writes import save_record
+from governance.records.permissions import ADMIN_ONLY_FIELDS, WHILE_JUDGING
+from governance.records.writes import save_record
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     superuser_client, change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser,
 )

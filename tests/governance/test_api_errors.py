@@ -330,7 +330,7 @@ def test_an_unexpected_error_is_a_500_without_a_trace(api, monkeypatch, debug):
     def explode(*args, **kwargs):
         raise Boom(SECRET_MESSAGE)
 
-    monkeypatch.setattr("governance.services.run_pipeline", explode)
+    monkeypatch.setattr("governance.screening.service.run_pipeline", explode)
     with override_settings(DEBUG=debug):
         response = screen(api, {"configuration": "newsroom", "text": "x"})
     assert_error(response, 500, "server_error")

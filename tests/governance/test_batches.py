@@ -3,8 +3,8 @@ import json
 
 import pytest
 
-from governance import batches
-from governance.callbacks import wait_until_idle
+from governance.work import batches
+from governance.work.callbacks import wait_until_idle
 from governance.models import Batch, Consumer, Task
 from tests.governance.test_security import receivers, verify  # noqa: F401  (fixtures)
 from tests.governance.test_task_workers import CLEAN

@@ -6,7 +6,7 @@ import pytest
 from django.db import connection, connections
 from django.utils import timezone
 
-from governance.calls import _count_usage, claim_request
+from governance.runs.calls import _count_usage, claim_request
 from governance.models import UsageDay
 
 
@@ -69,7 +69,7 @@ def test_parallel_claims_never_exceed_the_request_cap(configuration):
 def test_a_claim_that_misses_a_row_another_process_just_made_still_counts(configuration, monkeypatch):
     """The first UPDATE finds no row; before the check, another process makes today's row. That is
     not a reached cap (there is none): the claim counts on the other process's row."""
-    from governance import calls as call_service
+    from governance.runs import calls as call_service
 
     real = call_service._update_usage
     calls = []

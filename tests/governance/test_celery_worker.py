@@ -85,7 +85,7 @@ def test_a_worker_on_redis_purges_old_governance_events(worker):
 
 def test_without_a_broker_tasks_run_eagerly(settings):
     from governance.celery import app
-    from governance.tasks import purge_governance_task
+    from governance.work.tasks import purge_governance_task
 
     if not app.conf.task_always_eager:
         pytest.skip("a broker is configured for this run")

@@ -204,7 +204,7 @@ def test_a_fallback_of_another_kind_is_never_asked(api, provider_server, backup)
 
 def test_a_timeout_cap_bounds_the_whole_chain_and_no_attempt_starts_after_it(provider_server, backup, configuration):
     from governance.errors import ProviderTimedOut
-    from governance.completions import call_model
+    from governance.runs.completions import call_model
 
     call_model(configuration, USER, correlation_id="warm", actor="test")  # litellm's first import, not timed
     provider_server.script([{"delay": 2, "text": "Too late.", "for_model": "test-model"}])
@@ -217,7 +217,7 @@ def test_a_timeout_cap_bounds_the_whole_chain_and_no_attempt_starts_after_it(pro
 
 
 def test_a_call_without_its_own_system_prompt_sends_the_messages_exactly(provider_server, configuration):
-    from governance.completions import call_model
+    from governance.runs.completions import call_model
 
     configuration.system_prompt = "You write short news items."
     configuration.save()

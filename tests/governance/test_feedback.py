@@ -10,10 +10,10 @@ from django.core.management.base import CommandError
 from django.test import Client
 
 from governance import policy
-from governance.feedback import encode, hint_facts
+from governance.review.teaching import encode, hint_facts
 from governance.models import Configuration, GovernanceEvent, HintFeedback, PolicyExample, PolicyVersion, Task
-from governance.queue import purge_contents
-from governance.screening import CallFacts, Output, run_pipeline
+from governance.work.queue import purge_contents
+from governance.screening.pipeline import CallFacts, Output, run_pipeline
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
     ANSWER, HYPE, PROMISE, desk_policy, editor, hinted_task, make_task, reviewer,
 )

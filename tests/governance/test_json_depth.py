@@ -3,7 +3,7 @@ import json
 
 import pytest
 
-from governance.text import MAX_JSON_DEPTH, nested_deeper_than
+from governance.screening.text import MAX_JSON_DEPTH, nested_deeper_than
 from termlists.models import TermList
 from tests.governance.test_api_errors import assert_error
 

@@ -10,13 +10,13 @@ from django.urls import reverse
 
 from governance import policy
 from governance.models import Configuration, Provider, set_links
-from governance.writes import save_record
+from governance.records.writes import save_record
 from termlists.models import TermList
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser, superuser_client,
 )
 from tests.governance.test_admin_only import as_the_page_sends_it, provider_post
-from governance.permissions import ADMIN_ONLY_FIELDS
+from governance.records.permissions import ADMIN_ONLY_FIELDS
 
 
 def judge_page_sends(model, data: dict) -> dict:
@@ -195,7 +195,7 @@ def decider(db):
 def test_a_decision_configuration_is_no_chat_fallback(superuser, newsroom, decider):
     with pytest.raises(ValidationError) as refused:
         save_record(superuser, newsroom, {"fallbacks": ["spare", "decider"]})
-    # One message, the model's own (governance.families), not one per check.
+    # One message, the model's own (governance.records.families), not one per check.
     assert refused.value.message_dict == {"fallbacks": [
         "Fallback decider is a decision configuration; a chat configuration falls back only to chat configurations."]}
     assert newsroom.fallback_identifiers() == ["spare"]

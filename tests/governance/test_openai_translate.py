@@ -4,10 +4,10 @@ import json
 
 import pytest
 
-from governance.completions import sampling
+from governance.runs.completions import sampling
 from governance.models import Configuration
-from governance.openai.errors import client_name, openai_error
-from governance.openai.translate import chat_completion, chunk_stream
+from governance.protocols.openai_chat.errors import client_name, openai_error
+from governance.protocols.openai_chat.translate import chat_completion, chunk_stream
 
 BODY = {"id": "abc", "policy_version": 3, "outcome": "allowed", "text": "Calm seas.", "tool_calls": [], "hints": [],
         "block": None, "verification": {"status": "not_applicable", "checks": []}, "checks": [],
@@ -113,10 +113,10 @@ def test_the_gateway_is_in_the_openapi_schema_behind_api_v1_docs(client):
     assert client.get("/api/v1/docs/").status_code == 200
 
 
-# --- the one parameter table (governance/openai/parameters.py) ---
+# --- the one parameter table (governance/protocols/openai_chat/parameters.py) ---
 def test_the_table_drives_validation_pass_through_and_the_schema(client):
-    from governance.openai.parameters import PARAMETERS, conforms
-    from governance.openai.serializers import parse_chat_request
+    from governance.protocols.openai_chat.parameters import PARAMETERS, conforms
+    from governance.protocols.openai_chat.serializers import parse_chat_request
 
     document = client.get("/api/v1/schema/?format=json").json()
     body = document["paths"]["/openai/v1/chat/completions"]["post"]["requestBody"]["content"]["application/json"]

@@ -73,7 +73,7 @@ def test_a_key_variable_that_is_not_set_fails_before_anything_is_sent(caller, pr
     assert provider_server.requests == []
     event, failures = failures_logged()
     assert failures[0]["failure"] == "missing_key" and failures[0]["key_env"] == "MISSING_PROVIDER_API_KEY"
-    from governance.event_text import sentence
+    from governance.screening.event_text import sentence
     assert "the key variable MISSING_PROVIDER_API_KEY is not set" in sentence(event)
 
 

@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from governance import limits
+from governance.runs import limits
 from governance.models import Configuration, Provider, Task
 from tests.governance.test_task_workers import broker, workers, writers  # noqa: F401  (fixtures)
 

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from governance.redaction import Finding, RedactionResult, StreamRedactor, redact
+from governance.screening.redaction import Finding, RedactionResult, StreamRedactor, redact
 
 ALNUM = "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4Y5z6"
 

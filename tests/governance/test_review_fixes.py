@@ -20,7 +20,7 @@ from governance import policy
 from governance.admin import ConfigurationAdmin
 from governance.api.views import ScreeningsView
 from governance.models import THROTTLE_RATE_RE, Configuration, Consumer, PolicyVersion, set_links
-from governance.writes import configuration_delete_blockers
+from governance.records.writes import configuration_delete_blockers
 from termlists.models import TermList
 from tests.governance.test_admin import gateway, superuser, superuser_client  # noqa: F401  (fixtures)
 from tests.governance.test_api_errors import admin_api, assert_error  # noqa: F401  (admin_api: a fixture)
@@ -136,7 +136,7 @@ def test_a_stored_unreadable_rate_falls_back_to_the_default_with_a_warning(make_
 
 
 def test_screen_exits_3_on_an_unexpected_error(configuration, monkeypatch, caplog):
-    monkeypatch.setattr("governance.services.screen", explode)
+    monkeypatch.setattr("governance.screening.service.screen", explode)
     out, err = io.StringIO(), io.StringIO()
     with caplog.at_level(logging.ERROR, logger="gavel.cli"), pytest.raises(SystemExit) as caught:
         call_command("screen", "--configuration", "newsroom", "-", stdin=io.StringIO("Hello."), stdout=out,

@@ -9,7 +9,7 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from governance import queue
+from governance.work import queue
 from governance.models import GovernanceEvent, Task
 from governance.review.passages import place
 from governance.review.views import failure_words, worker_detail

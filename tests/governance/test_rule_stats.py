@@ -7,7 +7,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from governance.feedback import encode
+from governance.review.teaching import encode
 from governance.models import GovernanceEvent, HintFeedback, Task
 from governance.review import rule_stats
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)

@@ -17,9 +17,9 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.test import Client
 
-from governance import queue
+from governance.work import queue
 from governance.models import Configuration, Consumer, GovernanceEvent, Provider, Task, set_links
-from governance.redaction import redact
+from governance.screening.redaction import redact
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser, superuser_client,
 )
@@ -30,7 +30,7 @@ from tests.governance.test_tasks_api import LONG, eager, submit, task_body  # no
 def wait_until_idle(timeout=30.0) -> bool:
     """Deliveries of the embedded default run in a background thread: wait for them."""
     try:
-        from governance import callbacks
+        from governance.work import callbacks
     except ImportError:  # a build that delivers inside the request has nothing to wait for
         return True
     return callbacks.wait_until_idle(timeout)
@@ -551,7 +551,7 @@ def judged(desk, judges):
 def test_a_policy_editor_cannot_cap_a_configuration_that_judges_for_others(policy_editor, judged, cap, value):
     from django.core.exceptions import PermissionDenied
 
-    from governance.writes import save_record
+    from governance.records.writes import save_record
 
     _desk, judge, escalation = judged
     for target in (judge, escalation):
@@ -561,7 +561,7 @@ def test_a_policy_editor_cannot_cap_a_configuration_that_judges_for_others(polic
 
 
 def test_a_policy_editor_still_caps_a_configuration_no_one_judges_with(policy_editor, judged, gateway):
-    from governance.writes import save_record
+    from governance.records.writes import save_record
 
     plain = Configuration.objects.create(identifier="plain-writer", provider=gateway, model="m")
     save_record(policy_editor, plain, {"budget_daily_requests": 5})

@@ -4,7 +4,7 @@ import json
 import pytest
 
 from governance.models import Configuration, Provider
-from governance.redaction import redact
+from governance.screening.redaction import redact
 
 pytestmark = pytest.mark.django_db
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from governance import queue
+from governance.work import queue
 from governance.models import Configuration, Task
 from termlists.models import TermList
 from tests.governance.test_celery_worker import _database_url
@@ -195,7 +195,7 @@ def test_a_worker_killed_mid_generation_loses_nothing_and_completes_nothing_twic
 
 
 def test_a_duplicated_message_runs_nothing_twice(workers, writers, provider_server):
-    from governance.tasks import run_task
+    from governance.work.tasks import run_task
 
     consumer, clean, _ = writers
     provider_server.set_default({"text": CLEAN, "delay": 0.5})

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.contrib.auth import get_user_model
 
-from governance import queue
+from governance.work import queue
 from governance.models import Configuration, GovernanceEvent, Task
 from termlists.models import TermList
 from tests.snippets.conftest import rules  # noqa: F401  (fixture)
@@ -347,7 +347,7 @@ def receiver(settings):
 
 def delivered():
     """The embedded default delivers callbacks from a background thread: wait until it is idle."""
-    from governance.callbacks import wait_until_idle
+    from governance.work.callbacks import wait_until_idle
 
     assert wait_until_idle(30)
 

@@ -5,7 +5,7 @@ from django.core.exceptions import ValidationError
 
 from governance import policy
 from governance.models import Configuration, Provider
-from governance.writes import save_record
+from governance.records.writes import save_record
 from tests.governance.test_admin import change_url, configuration_form, superuser, superuser_client  # noqa: F401
 
 pytestmark = pytest.mark.django_db

@@ -18,7 +18,7 @@ from django.test.utils import CaptureQueriesContext
 from django.contrib.auth.models import User
 
 from governance.models import Configuration, GovernanceEvent, UsageDay, set_links
-from governance.writes import save_record
+from governance.records.writes import save_record
 from judging import prompts
 from termlists.models import TermList
 from tests.judging.conftest import JUDGE_MODEL, RULE_LINES, TEXT, UNIQUE_WORDS, judge_requests, set_rules, verdict

@@ -35,7 +35,7 @@ def test_a_database_outage_during_a_screening_is_a_503_with_the_error_body(api, 
     def unreachable(*args, **kwargs):
         raise error('connection to server at "db.internal" failed: password=hunter2')
 
-    monkeypatch.setattr("governance.services.run_pipeline", unreachable)
+    monkeypatch.setattr("governance.screening.service.run_pipeline", unreachable)
     with override_settings(DEBUG=debug):
         response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": "x"}, format="json")
     assert response.status_code == 503
@@ -65,8 +65,8 @@ def test_a_database_outage_on_the_openai_gateway_is_a_503_in_openai_s_error_body
         raise OperationalError('connection to server at "db.internal" failed: password=hunter2')
 
     with monkeypatch.context() as patched:
-        patched.setattr("governance.services.run_pipeline", unreachable)
-        patched.setattr("governance.completions.services.resolve_configurations", unreachable)
+        patched.setattr("governance.screening.service.run_pipeline", unreachable)
+        patched.setattr("governance.runs.completions.services.resolve_configurations", unreachable)
         response = api.post("/openai/v1/chat/completions",
                             {"model": "newsroom", "messages": [{"role": "user", "content": "Hello"}]}, format="json")
     assert response.status_code == 503 and response["Retry-After"]

@@ -10,9 +10,9 @@ from django.db import connection
 from django.db.utils import OperationalError, ProgrammingError
 from django.test.utils import CaptureQueriesContext
 
-from governance import text as textlib
+from governance.screening import text as textlib
 from governance.models import Configuration, GovernanceEvent
-from governance.screening import CallFacts, Output, ToolCall, run_pipeline
+from governance.screening.pipeline import CallFacts, Output, ToolCall, run_pipeline
 from termlists import guardrail, matcher, services
 from termlists.models import TermList
 
@@ -333,7 +333,7 @@ def test_forbidden_terms_in_answer_and_arguments_are_reported_together(make_list
 
 
 def test_judged_text_holds_argument_values_not_keys(configuration):
-    from governance.screening import Screening
+    from governance.screening.pipeline import Screening
 
     body = " ".join(["hey"] * 40)
     output = Output(text="", tool_calls=[ToolCall(name="save", arguments=json.dumps({"zebracorn": body}))])

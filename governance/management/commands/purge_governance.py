@@ -3,8 +3,8 @@ than N days (SPEC §2.7, §10)."""
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError
 
-from governance import queue
-from governance.services import purge_governance
+from governance.work import queue
+from governance.screening.service import purge_governance
 
 
 class Command(BaseCommand):

@@ -8,13 +8,13 @@ import logging
 
 from django.core.management.base import BaseCommand
 
-from governance import services
+from governance.screening import service as services
 from governance.api.errors import field_messages
 from governance.errors import GavelError
 from governance.api.serializers import ScreeningRequestSerializer
 from governance.management import read_input
 from governance.middleware import error_body
-from governance.screening import KINDS
+from governance.screening.pipeline import KINDS
 
 EXIT_CODES = {"allowed": 0, "allowed_with_hints": 1, "blocked": 2}
 EXIT_ERROR = 3

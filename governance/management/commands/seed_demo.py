@@ -20,7 +20,9 @@ from django.contrib.contenttypes.models import ContentType
 from django.core.management.base import BaseCommand
 from django.db import transaction
 
-from governance import policy, queue
+from governance import policy
+
+from governance.work import queue
 from governance.models import Configuration, Consumer, Task
 
 DEMO_CONSUMER = "demo-app"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 
-from governance.openai.errors import openai_error
+from governance.protocols.openai_chat.errors import openai_error
 
 # What the `gavel` member carries: the §11.1 response without the parts OpenAI's own fields hold.
 STREAM_ERROR_STATUS = {"provider_error": 502, "provider_timeout": 504}

@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
 from governance.models import GRANTABLE_KINDS, Configuration, Consumer, PolicyVersion, Provider
-from governance.screening import CallFacts, Output, ToolCall, run_pipeline
+from governance.screening.pipeline import CallFacts, Output, ToolCall, run_pipeline
 
 
 def require_kind(consumer: Consumer | None, kind) -> None:

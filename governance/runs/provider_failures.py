@@ -100,7 +100,7 @@ def record(failures: list[dict], *, configuration, correlation_id: str, actor: s
            answered_by: str | None = None) -> None:
     """One governance event for a chain in which providers failed: which, and how; `answered_by`
     names the fallback that answered in the end, if one did."""
-    from governance.screening import write_events
+    from governance.screening.pipeline import write_events
 
     if not failures:
         return

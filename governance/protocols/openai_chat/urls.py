@@ -1,7 +1,7 @@
 """URLs of the OpenAI-compatible gateway, mounted at /openai/v1/."""
 from django.urls import path
 
-from governance.openai import views
+from governance.protocols.openai_chat import views
 
 urlpatterns = [
     path("models", views.ModelsView.as_view(), name="models"),

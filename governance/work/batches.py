@@ -11,7 +11,11 @@ from django.db.models import Count, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance import completions, queue, services
+from governance.runs import completions
+
+from governance.work import queue
+
+from governance.screening import service as services
 from governance.errors import BadInput, GavelError
 from governance.models import Batch, Task
 
@@ -75,7 +79,7 @@ def publish(batch_id, ids) -> None:
     """Ask the workers for the batch with one message; a worker sends the tasks' own messages
     (`fan_out`), so the request that queued 10,000 rows does not wait for 10,000 sends. What cannot
     be sent stays queued; the sweep sends it again."""
-    from governance.tasks import publish_batch
+    from governance.work.tasks import publish_batch
 
     if settings.CELERY_TASK_ALWAYS_EAGER:
         for task_id in ids:
@@ -91,7 +95,7 @@ def publish(batch_id, ids) -> None:
 def fan_out(batch_id) -> int:
     """Send a message for every queued task of the batch, over one broker connection (a worker runs this)."""
     from governance.celery import app
-    from governance.tasks import run_task
+    from governance.work.tasks import run_task
 
     ids = list(Task.objects.filter(batch_id=batch_id, status=Status.QUEUED).order_by("created", "pk")
                .values_list("pk", flat=True))
@@ -140,11 +144,11 @@ def check_finished(batch_id) -> bool:
     if done and Batch.objects.filter(pk=batch_id).exclude(callback_url="").exists():
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # Eager Celery would deliver inside the request that finished the batch: a hanging host would hang it.
-            from governance.callbacks import deliver_batch_in_background
+            from governance.work.callbacks import deliver_batch_in_background
 
             deliver_batch_in_background(batch_id)
             return True
-        from governance.tasks import deliver_batch_callback
+        from governance.work.tasks import deliver_batch_callback
 
         try:
             deliver_batch_callback.apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)

@@ -10,9 +10,9 @@ from django.core.exceptions import NON_FIELD_ERRORS, FieldDoesNotExist, Permissi
 from django.db import models, transaction
 from django.utils.translation import gettext as _
 
-from governance import links
+from governance.records import links
 from governance.models import LINK_FIELDS, Configuration, FallbackLink, JudgeLink, Provider, set_links
-from governance.permissions import admin_only_fields, is_administrator, require_admin_for
+from governance.records.permissions import admin_only_fields, is_administrator, require_admin_for
 from termlists.models import TermList
 
 # How plain data names a related record: by its slug, as the policy file does.
@@ -134,7 +134,7 @@ def link_errors_for(stored, instance, wanted_links: dict) -> dict[str, list]:
                                       node, graph):
         if problem.source == instance.identifier:
             if problem.code == "fallback_kind":
-                continue  # the model's own check (governance.families) reports it at the same field
+                continue  # the model's own check (governance.records.families) reports it at the same field
             field = problem.field
         elif problem.code in ("fallback_loop", "mutual_judges"):
             continue  # the same pair, reported on this configuration's own list
@@ -154,7 +154,7 @@ def _provider_link_errors(stored, provider) -> dict[str, list]:
     for name in mine:
         after[name].kind = provider.kind
     old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(before)}
-    # A configuration on this provider with a fallback of the other kind is Provider.clean's (governance.families);
+    # A configuration on this provider with a fallback of the other kind is Provider.clean's (governance.records.families);
     # here: the configurations elsewhere whose fallbacks the new kind would mix.
     found = [p for p in links.link_problems(after, only=mine) if (p.source, p.field, p.target, p.code) not in old
              and p.source not in mine]

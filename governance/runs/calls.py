@@ -1,9 +1,9 @@
 """The call service: every model call in Gavel passes here (SPEC 10.1, "one room for model calls").
 
 Budget caps and usage rows (SPEC 2.2), Gavel's own fallback chain, the provider limits held
-across processes (governance/limits.py). `call_model` (completions, tasks, chat judges) and
+across processes (governance/runs/limits.py). `call_model` (completions, tasks, chat judges) and
 `call_decision` (decision judges) ask `judging.llm` — the one module that imports litellm. This
-module sits below both the completion service (governance/completions.py) and judging: it
+module sits below both the completion service (governance/runs/completions.py) and judging: it
 imports neither, so the arrows run one way.
 """
 from __future__ import annotations
@@ -17,10 +17,12 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance import connections, limits
+from governance.runs import connections
+
+from governance.runs import limits
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, UsageDay
-from governance.screening import write_events
+from governance.screening.pipeline import write_events
 
 logger = logging.getLogger("gavel.calls")
 
@@ -114,7 +116,7 @@ def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str
 def model_target(configuration: Configuration, timeout_cap: float | None = None):
     from judging.llm import ModelTarget
 
-    from governance.provider_keys import key_env_problem
+    from governance.runs.provider_keys import key_env_problem
 
     provider = configuration.provider
     if key_env_problem(provider.api_key_env):
@@ -163,8 +165,8 @@ def _messages_for(configuration: Configuration, messages: list[dict]) -> list[di
 
 
 def _raise_chain_failure(errors: list, failures: list | None = None) -> None:
-    """Say which providers of the chain failed and how (governance/provider_failures.py)."""
-    from governance.provider_failures import for_consumer
+    """Say which providers of the chain failed and how (governance/runs/provider_failures.py)."""
+    from governance.runs.provider_failures import for_consumer
 
     said = for_consumer(failures or [])
     if errors and all(e.timeout for e in errors):
@@ -208,7 +210,7 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
     the time left, whichever is less, and none starts once the time is up (ProviderTimedOut).
     `own_system_prompt=False` sends `messages` exactly, without the configurations' system prompts.
     A provider at one of its limits is waited for up to `busy_wait` seconds (default: the call's
-    timeout), then ProviderBusy (governance/limits.py).
+    timeout), then ProviderBusy (governance/runs/limits.py).
     """
     from judging.llm import complete
 
@@ -240,7 +242,7 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
 def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
                    timeout_cap: float | None, busy_wait: float | None = None, tokens: int = 0):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
-    from governance import provider_failures
+    from governance.runs import provider_failures
     from judging.llm import ProviderError, UnsupportedParameters
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
@@ -303,7 +305,7 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
 
 def _refused(failure: dict) -> ProviderFailed:
     """A provider refused the request itself (a 4xx other than 429): asking again would not help."""
-    from governance.provider_failures import for_consumer
+    from governance.runs.provider_failures import for_consumer
 
     return ProviderFailed(_("The provider refused the request: %(failure)s.") % {"failure": for_consumer([failure])},
                           retryable=False)

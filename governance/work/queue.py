@@ -22,12 +22,14 @@ from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance import completions, services
+from governance.runs import completions
+
+from governance.screening import service as services
 from governance.errors import (
     BadInput, BudgetExceeded, Conflict, GavelError, ProviderBusy, ProviderFailed, ProviderTimedOut,
 )
 from governance.models import PolicyVersion, Task
-from governance.screening import CallFacts, Output, run_pipeline, write_events
+from governance.screening.pipeline import CallFacts, Output, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.queue")
 
@@ -143,7 +145,7 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
 def masked_messages(messages: list[dict]) -> list[dict]:
     """A task's input with every secret masked before it is stored and shown to editors (SPEC §9).
     The model is asked with the masked text too: a key it never needs is never sent on."""
-    from governance.redaction import redact
+    from governance.screening.redaction import redact
 
     def mask(value):
         if isinstance(value, str):
@@ -161,7 +163,7 @@ def masked_messages(messages: list[dict]) -> list[dict]:
 def enqueue(task_id, *, countdown: float | None = None) -> None:
     """Send the task's id to the workers. A broker that cannot be reached loses nothing: the
     row stays `queued` and the sweep sends it again."""
-    from governance.tasks import run_task
+    from governance.work.tasks import run_task
 
     try:
         run_task.apply_async(args=[str(task_id)], countdown=countdown, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
@@ -641,11 +643,11 @@ def notify(task_id, *, task: Task | None = None) -> None:
         return
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
-        from governance.callbacks import deliver_in_background
+        from governance.work.callbacks import deliver_in_background
 
         deliver_in_background(task_id, task.status)
         return
-    from governance.tasks import deliver_callback
+    from governance.work.tasks import deliver_callback
 
     try:
         deliver_callback.apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
@@ -676,7 +678,7 @@ def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what:
     allow-list does not name: "refused" against "HTTP 404" would map a host's ports for anyone who
     can submit a task. The log names `what` (a task or a batch), the host and the status, never text.
     """
-    from governance.callbacks import SIGNATURE_HEADER, signature
+    from governance.work.callbacks import SIGNATURE_HEADER, signature
 
     host = urlsplit(url).hostname or "?"
     headers = {"Content-Type": "application/json", "User-Agent": "Gavel", **headers}

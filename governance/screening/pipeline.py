@@ -12,7 +12,7 @@ from functools import cached_property
 
 from django.utils.module_loading import import_string
 
-from governance import text as textlib
+from governance.screening import text as textlib
 from governance.messages import settle_reported_hints
 
 logger = logging.getLogger("gavel.screening")
@@ -20,7 +20,7 @@ logger = logging.getLogger("gavel.screening")
 # Order is the contract (SPEC §3): redaction first, judges last, so a judge
 # reads redacted text and a text a term list stopped costs no judge call.
 PIPELINE = (
-    "governance.steps.redact_secrets",
+    "governance.screening.steps.redact_secrets",
     "termlists.guardrail.check_term_lists",
     "snippets.guardrail.check_pattern_rules",
     "snippets.guardrail.check_citations",
@@ -70,7 +70,7 @@ class CallFacts:
     # The policy version read with the configurations: what is cached per version (the term lists in
     # scope) is looked up by it without a query of its own.
     policy_version: int | None = field(default=None, compare=False)
-    # The answer may be replaced by an escalation (SPEC §6.6, governance/escalation.py): while its
+    # The answer may be replaced by an escalation (SPEC §6.6, governance/runs/escalation.py): while its
     # verification fails, no judge is asked about it and its events are left to the escalation.
     escalates: bool = False
     # How judges are asked (SPEC §12.2, §12.4): "" in a live screening (the verdict cache as each

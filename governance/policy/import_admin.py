@@ -15,7 +15,7 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from governance import policy
-from governance.permissions import is_administrator
+from governance.records.permissions import is_administrator
 
 MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or export the policy file: it holds "
                                "every admin-only field.")

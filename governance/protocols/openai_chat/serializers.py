@@ -9,8 +9,8 @@ from governance.api.serializers import (
     CompletionInfoSerializer, CompletionRequestSerializer, HintSerializer, ScreeningResponseSerializer,
 )
 from governance.errors import BadInput
-from governance.openai import parameters
-from governance.openai.errors import client_name
+from governance.protocols.openai_chat import parameters
+from governance.protocols.openai_chat.errors import client_name
 
 # The `gavel` extension object: call facts OpenAI has no parameter for.
 EXTENSION_KEYS = ("also", "kind", "read_tools", "site", "language")
@@ -19,7 +19,7 @@ EXTENSION_KEYS = ("also", "kind", "read_tools", "site", "language")
 def parse_chat_request(body) -> tuple[dict, dict, bool]:
     """The body of POST chat/completions → (completions request data, model call options, stream).
 
-    OpenAI's parameters are read by the one table of governance/openai/parameters.py; messages, tools
+    OpenAI's parameters are read by the one table of governance/protocols/openai_chat/parameters.py; messages, tools
     and the `gavel` facts by the completions serializer itself. Raises BadInput naming every bad field
     in the client's own names (`model`, `gavel.also`, …); a value Gavel cannot honour (`n` 2) is
     `unsupported_parameter`.
@@ -57,7 +57,7 @@ def parse_chat_request(body) -> tuple[dict, dict, bool]:
 
 # --- OpenAPI documentation of the gateway (drf-spectacular) ---
 class OpenAIChatRequestSerializer(serializers.Serializer):
-    """The request body in the OpenAPI schema: built from governance/openai/parameters.py by
+    """The request body in the OpenAPI schema: built from governance/protocols/openai_chat/parameters.py by
     governance/api/schema.py (OpenAIChatRequestScheme); never used to read a request."""
 
 

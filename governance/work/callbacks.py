@@ -64,7 +64,8 @@ def wait_until_idle(timeout: float = 30.0) -> bool:
 
 
 def deliver_with_retries(task_id: str, status: str | None, kind: str = "task") -> bool:
-    from governance import batches, queue
+    from governance.work import batches
+    from governance.work import queue
     from governance.models import Batch
 
     post = (lambda: queue.post_callback(task_id, status)) if kind == "task" else (lambda: batches.post_callback(task_id))

@@ -14,7 +14,7 @@ from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, Conflict
 from governance.models import GovernanceEvent, HintFeedback, Task, finding_of
-from governance.screening import write_events
+from governance.screening.pipeline import write_events
 
 RIGHT, WRONG, MISSED = HintFeedback.Verdict.RIGHT, HintFeedback.Verdict.WRONG, HintFeedback.Verdict.MISSED
 FACT_FIELDS = ("check_name", "list_name", "term", "snippet", "rule")

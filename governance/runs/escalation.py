@@ -11,7 +11,7 @@ import logging
 from dataclasses import dataclass, replace
 
 from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
-from governance.screening import CallFacts, Output, Screening, run_pipeline, write_events
+from governance.screening.pipeline import CallFacts, Output, Screening, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.completions")
 
@@ -40,7 +40,7 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
                      live: bool = False) -> Generated:
     """Screen a generated answer; when its verification fails and the configuration escalates, escalate once.
 
-    `call` is a `governance.completions.PreparedCall`; `facts` the call facts already read for this
+    `call` is a `governance.runs.completions.PreparedCall`; `facts` the call facts already read for this
     answer (the stream's hold decision), else made here. `live`: the text already went out, so no
     escalation (SPEC §8.1).
     """
@@ -65,7 +65,7 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
                        call.configuration.identifier, answer, call.correlation_id)
         generated = Generated(run_pipeline(output, facts), reply, served)
     else:
-        from governance.completions import _tool_calls
+        from governance.runs.completions import _tool_calls
 
         second_reply, second_served = answer
         second_output = Output(text=second_reply.text or "", tool_calls=_tool_calls(second_reply))
@@ -82,7 +82,7 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
 
 def _ask(call, escalation):
     """(reply, served) from the escalation configuration, or why it could not answer."""
-    from governance.completions import call_model
+    from governance.runs.completions import call_model
 
     try:
         return call_model(escalation, call.messages, correlation_id=call.correlation_id, actor=call.actor,

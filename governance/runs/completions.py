@@ -1,6 +1,6 @@
 """The completion service: a generation screened whole (`run`), streams.
 
-Every model call in Gavel goes through the call service, governance/calls.py (`call_model`,
+Every model call in Gavel goes through the call service, governance/runs/calls.py (`call_model`,
 `call_decision`: budgets, usage rows, fallbacks, provider limits), which asks `judging.llm` — the
 one module that imports litellm.
 """
@@ -12,17 +12,19 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from governance import limits, services
-# The call service (budgets, usage rows, fallbacks, limits) lives in governance/calls.py; its names
+from governance.runs import limits
+
+from governance.screening import service as services
+# The call service (budgets, usage rows, fallbacks, limits) lives in governance/runs/calls.py; its names
 # stay importable from here for the completion service's callers.
-from governance.calls import (  # noqa: F401
+from governance.runs.calls import (  # noqa: F401
     _caps, _count_failure, _count_usage, _messages_for, _raise_chain_failure, _refused, _through_chain,
     _unsupported, _update_usage, call_decision, call_model, chain_of, claim_request, model_target, over_budget,
     refuse_budget, sampling,
 )
 from governance.errors import BadInput
 from governance.models import Configuration
-from governance.screening import STEP_CHECK_NAMES, CallFacts, Output, ToolCall
+from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output, ToolCall
 
 logger = logging.getLogger("gavel.completions")
 
@@ -107,7 +109,7 @@ def _tool_calls(reply) -> list[ToolCall]:
 
 def run(call: PreparedCall) -> dict:
     """Generate, then screen the answer; the response of SPEC §11.1 with `completion`."""
-    from governance.escalation import screen_generated
+    from governance.runs.escalation import screen_generated
 
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, busy_wait=call.busy_wait, **call.options)
@@ -137,7 +139,7 @@ def open_stream(call: PreparedCall):
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
     returns (handle, iterator, first chunk, serving configuration, usage day).
     """
-    from governance import provider_failures
+    from governance.runs import provider_failures
     from judging.llm import ProviderError, UnsupportedParameters, stream
 
     errors, failures = [], []
@@ -211,8 +213,8 @@ def planned_steps(call: PreparedCall, opened):
 def stream_steps(call: PreparedCall, opened=None, facts=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
     every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
-    from governance.escalation import screen_generated
-    from governance.redaction import StreamRedactor
+    from governance.runs.escalation import screen_generated
+    from governance.screening.redaction import StreamRedactor
     from judging.llm import ProviderError
 
     handle, iterator, first, served, day = opened or open_stream(call)
@@ -246,7 +248,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         getattr(handle, "limit_slot", limits.NO_LIMIT).release()
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
-            from governance import provider_failures
+            from governance.runs import provider_failures
 
             failure = provider_failures.facts(served, exc)
             logger.warning("stream failed after it started: %s", provider_failures.sentence(failure, for_admin=True))

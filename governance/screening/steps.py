@@ -1,7 +1,7 @@
 """Pipeline steps that live in the core: secret redaction. (Pattern rules and citations: snippets/guardrail.py.)"""
 from governance import messages
-from governance import text as textlib
-from governance.redaction import redact
+from governance.screening import text as textlib
+from governance.screening.redaction import redact
 
 
 def _scrub(node, kinds: list[str]):

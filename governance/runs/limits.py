@@ -17,7 +17,7 @@ Without Redis (the embedded default is one process) the same rules are kept in t
 
 `acquire()` answers a `Slot` or raises `ProviderBusy` with the seconds after which asking again
 makes sense. A completion waits up to its timeout (then 429 `provider_busy`); a queued task does
-not wait in a worker thread: it is sent again with that countdown (governance/queue.py).
+not wait in a worker thread: it is sent again with that countdown (governance/work/queue.py).
 """
 from __future__ import annotations
 

@@ -5,11 +5,13 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from governance import completions, services
+from governance.runs import completions
+
+from governance.screening import service as services
 from governance.api.errors import exception_handler
 from governance.api.views import AnyAccept, GavelAPIView, reader_language
-from governance.openai import serializers, translate
-from governance.openai.errors import openai_error
+from governance.protocols.openai_chat import serializers, translate
+from governance.protocols.openai_chat.errors import openai_error
 
 ERRORS = {status: OpenApiResponse(serializers.OpenAIErrorSerializer, description=text) for status, text in (
     (400, "Bad input (`invalid_request_error`)"),

@@ -9,11 +9,11 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from governance.signals import one_bump
+from governance.records.signals import one_bump
 
 
 def _set(modeladmin, request, queryset, **values):
-    from governance.writes import save_record
+    from governance.records.writes import save_record
 
     changed = 0
     with transaction.atomic(), one_bump():

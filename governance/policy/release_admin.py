@@ -12,7 +12,7 @@ from django.utils.translation import gettext_lazy
 
 from governance import policy
 from governance.models import PolicyExample
-from governance.permissions import is_administrator
+from governance.records.permissions import is_administrator
 from governance.policy import release, versions
 from governance.policy.testing import JUDGE_MODES
 

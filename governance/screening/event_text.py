@@ -58,7 +58,7 @@ def sentence(event) -> str:
         parts.append(_("reason: %(reason)s") % {"reason": core.reason_text(str(detail["reason"]))})
     failures = [f for f in detail.get("failures") or () if isinstance(f, dict)]
     if failures:
-        from governance.provider_failures import sentence as failure_sentence
+        from governance.runs.provider_failures import sentence as failure_sentence
 
         parts.append("; ".join(failure_sentence(f, for_admin=True) for f in failures))
         if detail.get("answered_by"):

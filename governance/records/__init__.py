@@ -1,0 +1,1 @@
+"""What keeps the records consistent: judge families, links between configurations, writes, signals, permissions and bulk edits."""
