@@ -203,7 +203,11 @@ def test_the_call_service_sits_below_completions_and_judging():
 
 
 def test_judges_reach_models_through_the_call_service():
+    """Judges ask the model calls governance hands in at start-up (judging/model_calls.py): the call service."""
+    from governance.runs import calls
+    from judging import model_calls
+
+    assert model_calls.installed() is calls
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "judging").rglob("*.py")
-             if "governance.runs.calls" in {n.rpartition(".")[0] if n.endswith((".call_model", ".call_decision")) else n
-                                       for n in imports_of_file(p)}}
+             if "judging.model_calls" in imports_of_file(p)}
     assert {"judging/judges.py", "judging/decisions.py"} <= users
