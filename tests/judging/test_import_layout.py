@@ -128,3 +128,13 @@ def test_no_module_over_600_lines():
     long = {module: n for module, path in modules().items()
             if (n := len(path.read_text(encoding="utf-8").splitlines())) > 600}
     assert long == {}
+
+
+def test_what_judges_answer_in_and_the_hand_in_import_no_django():
+    import subprocess
+    import sys
+
+    code = ("import sys, judging.judgement, judging.rulesets_pure, judging.model_calls, judging.chain; "
+            "print(sorted(m for m in sys.modules if m.split('.')[0] in ('django', 'litellm')))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert out.stdout.strip() == "[]"
