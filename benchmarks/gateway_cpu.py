@@ -59,7 +59,7 @@ def main() -> None:
 
     os.environ["BENCH_API_KEY"] = "bench-key"
     from governance.models import Configuration, Provider
-    from judging.llm import _litellm
+    from judging.llm.loader import _litellm
     from termlists.models import TermList
 
     with provider_in_another_process({"text": ANSWER}) as base_url:

@@ -1,5 +1,7 @@
 from django.apps import AppConfig
 
+from judging import model_calls
+
 
 class GovernanceConfig(AppConfig):
     name = "governance"
@@ -7,3 +9,8 @@ class GovernanceConfig(AppConfig):
 
     def ready(self):
         from governance.records import signals  # noqa: F401  (policy version bumps)
+        # The call service reads the models, so it is imported once they are loaded; judges get it
+        # handed in here and never import it (judging sits below governance.runs).
+        from governance.runs import calls
+
+        model_calls.install(calls)

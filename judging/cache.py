@@ -15,8 +15,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
 from judging import decisions, prompts
-from judging.judges import ALLOW, DENY, Finding, JudgeDecision
-from judging.rulesets import RuleSet
+from judging.judgement import ALLOW, DENY, Finding, JudgeDecision
+from judging.rulesets_pure import RuleSet
 
 logger = logging.getLogger("gavel.judging")
 

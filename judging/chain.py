@@ -8,8 +8,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from judging.judges import ALLOW, DENY, PASS, Judge, JudgeContext, JudgeDecision
-from judging.rulesets import RuleSet
+from judging.judgement import ALLOW, DENY, PASS, Judge, JudgeContext, JudgeDecision
+from judging.rulesets_pure import RuleSet
 
 
 @dataclass(frozen=True)

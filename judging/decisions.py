@@ -10,9 +10,10 @@ from __future__ import annotations
 import logging
 import time
 
-from judging import decision_verdicts
-from judging.judges import ALLOW, DENY, PASS, JUDGE_TIMEOUT_CAP, Finding, JudgeContext, JudgeDecision
-from judging.rulesets import RuleSet
+from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
+from judging import decision_verdicts, model_calls
+from judging.judgement import ALLOW, DENY, JUDGE_TIMEOUT_CAP, PASS, Finding, JudgeContext, JudgeDecision
+from judging.rulesets_pure import RuleSet
 
 logger = logging.getLogger("gavel.judging")
 
@@ -49,15 +50,12 @@ class DecisionJudge:
         self.identifier = configuration.identifier
 
     def decide(self, rule_set: RuleSet, text: str, context: JudgeContext) -> JudgeDecision:
-        from governance.runs.calls import call_decision
-        from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
-
         questions = questions_for(rule_set)
         started = time.monotonic()
         try:
             # Through the completion service: the judging configuration's budget, fallbacks, usage
             # and cost apply (SPEC §6.2); the cap bounds the whole call, fallbacks included.
-            reply, _served = call_decision(
+            reply, _served = model_calls.installed().call_decision(
                 self.configuration, questions, state_for(text), correlation_id=context.correlation_id,
                 actor=context.actor, timeout_cap=JUDGE_TIMEOUT_CAP,
             )

@@ -13,8 +13,10 @@ from governance import messages as core
 from judging import cache as verdict_cache
 from judging import messages, prompts, zones_service
 from judging.chain import ChainResult, run_chain
-from judging.judges import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked, judge_for
-from judging.rulesets import RuleSet, rule_sets_for
+from judging.judgement import DENY, PASS, Finding, JudgeContext, JudgeDecision, NotAsked
+from judging.judges import judge_for
+from judging.rulesets import rule_sets_for
+from judging.rulesets_pure import RuleSet
 from judging.verdicts import find_passage
 
 logger = logging.getLogger("gavel.judging")

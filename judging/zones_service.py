@@ -2,12 +2,14 @@
 
 Turns providers, configurations and rule sets into the plain strings `judging.zones`
 reasons about. The judging side counts every provider the completion service could
-reach for the judge (`governance.runs.calls.chain_of`), so the two cannot drift.
+reach for the judge (`chain_of` of the model calls governance installs, `judging.model_calls`),
+so the two cannot drift.
 """
 from __future__ import annotations
 
 from governance import messages as core
-from judging import messages, zones
+from judging import messages, model_calls, zones
+from judging.rulesets import rule_set_for
 
 
 def provider_zone(provider) -> str | None:
@@ -29,9 +31,8 @@ def text_zone_of(facts) -> str:
 
 def judging_zone(judge_configuration) -> str:
     """The least trusted zone among the judge's provider and every provider its fallbacks reach."""
-    from governance.runs.calls import chain_of
-
-    return zones.least_trusted(c.provider.trust_zone or None for c in chain_of(judge_configuration))
+    chain = model_calls.installed().chain_of(judge_configuration)
+    return zones.least_trusted(c.provider.trust_zone or None for c in chain)
 
 
 def refusal(judge_configuration, written: str, rule_set) -> dict | None:
@@ -62,8 +63,6 @@ def zone_warnings(configuration) -> list[str]:
     reach a judge this list warns about; one naming a more trusted one may not reach a
     judge it does not mention.
     """
-    from judging.rulesets import rule_set_for
-
     judges = configuration.ordered_judges()
     if not judges:
         return []

@@ -9,6 +9,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from governance.records import bulk
 from governance.admin import TagListField
+from judging.admin_warnings import rule_numbering_for_snippet
 from snippets.models import PatternRule, Snippet
 
 
@@ -81,8 +82,6 @@ class SnippetAdmin(SimpleHistoryAdmin):
     @admin.display(description=_("rule numbers per configuration"))
     def rule_numbers(self, obj):
         """How each configuration whose rule set includes this snippet numbers its lines."""
-        from judging.admin_warnings import rule_numbering_for_snippet
-
         numbering = rule_numbering_for_snippet(obj) if obj and obj.pk else []
         if not numbering:
             return _("No configuration with rules switched on uses this snippet.")

@@ -10,6 +10,8 @@ import logging
 from dataclasses import dataclass, field, replace
 
 from governance import messages as core
+from governance.models import normalise_tags
+from judging.messages import RULES_FAILED_OPEN
 from snippets import messages, patterns, services
 
 logger = logging.getLogger("gavel.patterns")
@@ -220,8 +222,6 @@ def _enforce(screening, state: _State, check: str, items: list[_Item], text: str
         message = _not_checked_message(item, language, block=False)
         if mode == "block":
             # rule_default: allow — deliver, and say and record that the check failed open.
-            from judging.messages import RULES_FAILED_OPEN
-
             message = f"{message} {core.render(RULES_FAILED_OPEN, language)}"
         screening.add_hint({"check": check, "type": "not_checked", "configuration": item.configuration.identifier,
                             "rule": item.fact(), "reason": item.verdict.reason, "passage": None,
@@ -324,6 +324,4 @@ def _place(screening, verdict: patterns.Verdict, judged_text: str) -> dict:
 
 
 def _tags(values) -> list[str]:
-    from governance.models import normalise_tags
-
     return normalise_tags(values)

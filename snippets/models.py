@@ -7,7 +7,8 @@ from simple_history.models import HistoricalRecords
 
 from governance.models import normalise_tags, validate_tag_list
 from judging.zones import DATA_CLASSES
-from snippets.patterns import IDENTIFIER_RE
+from snippets.patterns import IDENTIFIER_RE, RuleSpec
+from snippets.validation import rule_errors
 
 # Data classes as words (SPEC §7), least sensitive first; the stored value stays the code.
 DATA_CLASS_LABELS = {
@@ -148,8 +149,6 @@ class PatternRule(models.Model):
 
     def as_spec(self):
         """The rule as plain data, for snippets.patterns."""
-        from snippets.patterns import RuleSpec
-
         return RuleSpec(
             identifier=self.identifier, statement=self.statement, violation_pattern=self.violation_pattern,
             satisfied_pattern=self.satisfied_pattern, wrong_samples=_strings(self.wrong_samples),
@@ -158,8 +157,6 @@ class PatternRule(models.Model):
         )
 
     def clean(self):
-        from snippets.validation import rule_errors
-
         self.tags = normalise_tags(self.tags)
         errors = rule_errors(self)
         if errors:

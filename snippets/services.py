@@ -7,9 +7,12 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field
 
-from django.conf import settings
+from django.db import connection
 
+from governance.models import PolicyVersion, normalise_tags
+from snippets.models import PatternRule, Snippet
 from snippets.patterns import CrossHit, Library, RuleSpec, cross_hits
+from snippets.validation import pattern_timeout, problems_of
 
 # (policy version, Library). Every pattern-rule save or delete bumps the policy version
 # (governance/records/signals.py), so a rule is never evaluated in a former version in any process.
@@ -17,24 +20,13 @@ _library: tuple[int, Library] | None = None
 _lock = threading.Lock()
 
 
-def pattern_timeout() -> float:
-    """The time bound per pattern per text, in seconds (SPEC §6.5; GAVEL_PATTERN_TIMEOUT_MS)."""
-    return max(int(getattr(settings, "GAVEL_PATTERN_TIMEOUT_MS", 100)), 1) / 1000
-
-
 def _specs() -> list[RuleSpec]:
-    from snippets.models import PatternRule
-
     return [rule.as_spec() for rule in PatternRule.objects.filter(is_active=True).order_by("identifier")]
 
 
 def _current_version() -> int:
     """PolicyVersion.current() in one plain SELECT: it runs on every screening with rules, and building
     the ORM query cost more than the 30 searches of a 2 KB text (benchmarks/patterns.py)."""
-    from django.db import connection
-
-    from governance.models import PolicyVersion
-
     table = connection.ops.quote_name(PolicyVersion._meta.db_table)
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT value FROM {table} WHERE id = 1")  # noqa: S608 (a model's own table name)
@@ -73,9 +65,6 @@ def context_block(configuration) -> str:
     (active) as `[rule:<identifier>] <statement>` lines. The rules come from the same compiled
     library the citation check reads, so the prompt cannot offer a rule the checker does not know.
     """
-    from governance.models import normalise_tags
-    from snippets.models import Snippet
-
     tags = set(normalise_tags(configuration.context_tags))
     if not tags:
         return ""
@@ -116,8 +105,6 @@ class ValidationReport:
 def validate_library() -> ValidationReport:
     """Validate every active rule against its own samples, then every pattern against every other rule's
     correct samples (the false-positive measure)."""
-    from snippets.validation import problems_of
-
     timeout = pattern_timeout()
     report = ValidationReport()
     specs = _specs()

@@ -4,7 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from django.conf import settings
+
 from snippets import messages, patterns
+
+
+def pattern_timeout() -> float:
+    """The time bound per pattern per text, in seconds (SPEC §6.5; GAVEL_PATTERN_TIMEOUT_MS)."""
+    return max(int(getattr(settings, "GAVEL_PATTERN_TIMEOUT_MS", 100)), 1) / 1000
 
 
 @dataclass(frozen=True)
@@ -18,8 +25,6 @@ class Problem:
 
 def problems_of(spec: patterns.RuleSpec, timeout: float | None = None) -> list[Problem]:
     """Everything that keeps a rule from being saved, each named (translated in the active language)."""
-    from snippets.services import pattern_timeout
-
     timeout = pattern_timeout() if timeout is None else timeout
     found: list[Problem] = []
     if "\n" in spec.statement or "\r" in spec.statement:

@@ -5,6 +5,8 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
 from governance.models import Configuration
+from termlists.matcher import entry_line, parse_entries, parse_terms, validate_entry
+from termlists.messages import TERM_LINE_PROBLEM, term_problem
 
 
 # The shape the REST API and the policy file accept for a language (BCP 47-ish: de, de-AT, zh-Hant).
@@ -63,9 +65,6 @@ class TermList(models.Model):
         return self.name
 
     def clean(self):
-        from termlists.matcher import entry_line, parse_entries, parse_terms, validate_entry
-        from termlists.messages import TERM_LINE_PROBLEM, term_problem
-
         errors = {}
         for field in ("forbidden", "required"):
             problems = []

@@ -8,9 +8,12 @@ import threading
 from dataclasses import dataclass, field
 
 from django.db import DatabaseError, transaction
+from django.db.models import Subquery
 
+from governance.models import PolicyVersion
 from governance.screening import text as textlib
 from termlists.matcher import TermMatcher, first_match, matches_outside, parse_entries
+from termlists.models import TermList
 
 # Scope of a list for one call (SPEC §5.1).
 ALL_TERMS = "all"  # forbidden and required terms apply
@@ -131,11 +134,6 @@ def _scope_rows(configuration_ids: list[int]) -> list[ScopeRow]:
     (they are read only when a list version is compiled). Plain values, no model instances: this
     runs on every screening.
     """
-    from django.db.models import Subquery
-
-    from governance.models import PolicyVersion
-    from termlists.models import TermList
-
     version = PolicyVersion.objects.filter(pk=1).values("value")[:1]
     rows = (
         TermList.configurations.through.objects.filter(
@@ -280,8 +278,6 @@ def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> Compil
 
 def compiled_record(term_list) -> CompiledList:
     """The compiled matchers of a TermList record as saved (the admin's "try it" box)."""
-    from governance.models import PolicyVersion
-
     row = ScopeRow(
         configuration_id=0, id=term_list.pk, name=term_list.name, site=term_list.site,
         language=term_list.language, mode=term_list.mode, message=term_list.message,
@@ -291,8 +287,6 @@ def compiled_record(term_list) -> CompiledList:
 
 
 def _terms_of(list_id: int) -> tuple[str, str]:
-    from termlists.models import TermList
-
     return TermList.objects.filter(pk=list_id).values_list("forbidden", "required").get()
 
 

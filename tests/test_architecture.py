@@ -1,6 +1,6 @@
 """The import rules of CONVENTIONS.md, read from the source with `ast`.
 
-- Only `judging/llm.py` imports litellm (SPEC §11.4: lazily, and nowhere else).
+- Only the package `judging/llm/` imports litellm (SPEC §11.4: lazily, and nowhere else).
 - Pure engines import neither Django nor litellm, not even through another module of ours.
 """
 import ast
@@ -10,7 +10,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("governance", "judging", "termlists", "snippets")
-LITELLM_DOOR = "judging/llm.py"
+LITELLM_DOOR = "judging/llm"  # a package: every module in it is the door
 PURE_ENGINES = (
     "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
     "judging/demo_model.py",
@@ -102,6 +102,10 @@ def reachable(path: Path) -> dict[str, list[str]]:
     return chains
 
 
+def door_files() -> list[Path]:
+    return sorted((ROOT / LITELLM_DOOR).rglob("*.py"))
+
+
 def pure_engines() -> list[Path]:
     found = {ROOT / p for p in PURE_ENGINES}
     for pattern in PURE_ENGINE_PATTERNS:
@@ -114,22 +118,23 @@ def test_only_judging_llm_imports_litellm():
     offenders = {
         str(path.relative_to(ROOT)): sorted(name for name in imports_of_file(path) if top(name) == "litellm")
         for path in source_files()
-        if str(path.relative_to(ROOT)) != LITELLM_DOOR
+        if path not in door_files()
     }
     assert {path: names for path, names in offenders.items() if names} == {}
 
 
 def test_the_litellm_door_exists_and_imports_it_only_inside_functions():
-    door = ROOT / LITELLM_DOOR
-    tree = ast.parse(door.read_text(encoding="utf-8"))
-    module_level = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
-    assert not [n for n in module_level
-                if any(top(a.name) == "litellm" for a in n.names) or top(getattr(n, "module", "") or "") == "litellm"]
-    assert "litellm" in {top(name) for name in imports_of_file(door)}
+    assert (ROOT / LITELLM_DOOR / "__init__.py").is_file()
+    for door in door_files():
+        tree = ast.parse(door.read_text(encoding="utf-8"))
+        module_level = [node for node in tree.body if isinstance(node, (ast.Import, ast.ImportFrom))]
+        assert not [n for n in module_level
+                    if any(top(a.name) == "litellm" for a in n.names) or top(getattr(n, "module", "") or "") == "litellm"]
+    assert "litellm" in {top(name) for door in door_files() for name in imports_of_file(door)}
 
 
 def test_the_litellm_door_imports_no_django():
-    assert {top(name) for name in imports_of_file(ROOT / LITELLM_DOOR)} & {"django", "rest_framework"} == set()
+    assert {top(name) for door in door_files() for name in imports_of_file(door)} & {"django", "rest_framework"} == set()
 
 
 @pytest.mark.parametrize("engine", pure_engines(), ids=lambda p: str(p.relative_to(ROOT)))
@@ -186,7 +191,8 @@ def test_the_call_service_sits_below_completions_and_judging():
     judging module but the litellm door."""
     chains = reachable(ROOT / CALL_SERVICE)
     # Below it may be only the litellm door and pure engines (which import nothing of ours that calls).
-    allowed = {"judging", "judging.llm"} | {module_name(p) for p in pure_engines() if p.parts[-2] == "judging"}
+    allowed = {"judging"} | {module_name(p) for p in door_files()} \
+        | {module_name(p) for p in pure_engines() if p.parts[-2] == "judging"}
 
     def base(name):  # `judging.llm.complete` is a name inside the module judging.llm
         return name if project_module_path(name) else name.rpartition(".")[0]
@@ -197,7 +203,11 @@ def test_the_call_service_sits_below_completions_and_judging():
 
 
 def test_judges_reach_models_through_the_call_service():
+    """Judges ask the model calls governance hands in at start-up (judging/model_calls.py): the call service."""
+    from governance.runs import calls
+    from judging import model_calls
+
+    assert model_calls.installed() is calls
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "judging").rglob("*.py")
-             if "governance.runs.calls" in {n.rpartition(".")[0] if n.endswith((".call_model", ".call_decision")) else n
-                                       for n in imports_of_file(p)}}
+             if "judging.model_calls" in imports_of_file(p)}
     assert {"judging/judges.py", "judging/decisions.py"} <= users

@@ -22,7 +22,7 @@ FORBIDDEN_ANSWER = "Dear Kunde, the harbour woke early."
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_loaded():
     """Gavel's first model call imports litellm, which takes seconds on a busy machine: before any client's timeout."""
-    from judging.llm import _litellm
+    from judging.llm.loader import _litellm
 
     _litellm()
 

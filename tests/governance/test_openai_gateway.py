@@ -26,7 +26,7 @@ SEARCH_TOOL = {"type": "function", "function": {"name": "search", "parameters": 
 @pytest.fixture(scope="module", autouse=True)
 def _litellm_loaded():
     """Gavel's first model call imports litellm, which takes seconds on a busy machine: before any client's timeout."""
-    from judging.llm import _litellm
+    from judging.llm.loader import _litellm
 
     _litellm()
 
@@ -409,7 +409,7 @@ def test_the_async_sdk_plain_and_streamed(gavel, provider_server, brand_words):
 # --- litellm as a client ---
 @pytest.fixture
 def litellm_client():
-    # The same offline settings Gavel's own litellm gets (judging/llm.py), before the first import.
+    # The same offline settings Gavel's own litellm gets (judging/llm/loader.py), before the first import.
     os.environ["LITELLM_LOCAL_MODEL_COST_MAP"] = "True"
     os.environ["LITELLM_OFFLINE_MODE"] = "true"
     import litellm

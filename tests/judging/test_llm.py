@@ -1,4 +1,4 @@
-"""judging/llm.py through litellm's real HTTP path, against the fake provider.
+"""judging/llm/ (the litellm door) through litellm's real HTTP path, against the fake provider.
 
 No Django and no database: plain data in, plain data out. Every call goes to
 127.0.0.1; the fake server records what it received.
@@ -18,6 +18,7 @@ from types import SimpleNamespace
 import pytest
 
 from judging import llm
+from judging.llm import calls, loader
 from judging.llm import ModelTarget, ProviderError
 from tests.provider_fixtures import provider_server  # noqa: F401 - a fixture
 from tests.provider_server import unused_port
@@ -177,7 +178,7 @@ def test_a_stream_without_any_usage_is_counted_with_the_token_counter(provider_s
                                choices=[SimpleNamespace(delta=delta, finish_reason=finish_reason)])
 
     chunks = [chunk("Counted "), chunk("locally."), chunk(finish_reason="stop")]
-    handle = llm.StreamHandle(llm._litellm(), target(provider_server), MESSAGES, iter(chunks), time.monotonic())
+    handle = llm.StreamHandle(loader._litellm(), target(provider_server), MESSAGES, iter(chunks), time.monotonic())
 
     reply = handle.read_all()
 
@@ -248,7 +249,7 @@ def test_an_error_event_mid_stream_is_a_provider_error(provider_server):
 # -- failures and their classification -------------------------------------------
 def test_a_timeout_is_honoured_once_without_retries(provider_server):
     provider_server.script([{"delay": 3.0, "text": "too late"}])
-    llm._litellm()  # imported before the clock starts: run alone, the import is seconds of it
+    loader._litellm()  # imported before the clock starts: run alone, the import is seconds of it
     started = time.monotonic()
 
     error = raised(lambda: llm.complete(target(provider_server, timeout=1.0), MESSAGES))
@@ -265,7 +266,7 @@ def test_calls_with_the_time_their_chain_has_left_share_one_client_and_never_wai
     """A judge's timeout is what its chain has left: a new float each call. litellm keeps a client
     (and a connection pool) per timeout, so each such call used to open a client and a connection of
     its own. Rounded down to the second, they share one, and none waits longer than it was given."""
-    litellm = llm._litellm()
+    litellm = loader._litellm()
     litellm.in_memory_llm_clients_cache.flush_cache()
     provider_server.script([{"text": "Fine."}] * 6)
 
@@ -273,7 +274,7 @@ def test_calls_with_the_time_their_chain_has_left_share_one_client_and_never_wai
         assert llm.complete(target(provider_server, timeout=left), MESSAGES).text == "Fine."
 
     assert len(litellm.in_memory_llm_clients_cache.cache_dict) == 1
-    assert [llm._client_timeout(s) for s in (19.99, 2.0, 1.99, 0.35)] == [19.0, 2.0, 1.99, 0.35]
+    assert [calls._client_timeout(s) for s in (19.99, 2.0, 1.99, 0.35)] == [19.0, 2.0, 1.99, 0.35]
 
 
 @pytest.mark.parametrize(
@@ -444,7 +445,7 @@ def test_an_answer_litellm_cannot_parse_is_unusable_not_retryable(provider_serve
 def test_a_decision_timeout_is_honoured_once(provider_server):
     provider_server.script([{"delay": 3.0, "decision": {"choice": "allow", "confidence": 0.99}}])
     judge = target(provider_server, route="hosted_vllm", model="decider-1", timeout=1.0)
-    llm._litellm()  # imported before the clock starts: run alone, the import is seconds of it
+    loader._litellm()  # imported before the clock starts: run alone, the import is seconds of it
     started = time.monotonic()
 
     error = raised(lambda: llm.decide(judge, decision_questions(), "text"))
@@ -484,7 +485,7 @@ def test_litellm_always_reads_its_local_price_map_whatever_the_environment_says(
     # network (about 5 s, and no outside host may be reached); Gavel sets it, it does not default it.
     code = (
         "import os; os.environ['LITELLM_LOCAL_MODEL_COST_MAP'] = 'False'; os.environ['LITELLM_OFFLINE_MODE'] = ''\n"
-        "from judging import llm; llm._litellm()\n"
+        "from judging.llm import loader; loader._litellm()\n"
         "print(os.environ['LITELLM_LOCAL_MODEL_COST_MAP'], os.environ['LITELLM_OFFLINE_MODE'])"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
