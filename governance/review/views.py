@@ -20,7 +20,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from governance.work import queue
+from governance.work import editors, queue
 from governance.errors import Conflict
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.pages import save_language
@@ -291,7 +291,7 @@ def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "
         "can_cancel": task.status == Task.Status.QUEUED,
         "can_retry": task.status == Task.Status.FAILED,
         "failure": failure_words(task.failure) if task.status == Task.Status.FAILED else None,
-        "earlier_failures": [{**f, **failure_words(f)} for f in queue.earlier_failures(task)],
+        "earlier_failures": [{**f, **failure_words(f)} for f in editors.earlier_failures(task)],
         "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
         "outcome": _outcome_names().get(task.outcome, task.outcome),
@@ -351,12 +351,12 @@ def accept(request, pk):
             return render(request, "review/detail.html", _detail_context(task, scope, edit_form), status=400)
         edited_text = edit_form.cleaned_data["text"]
     try:
-        queue.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language(),
+        editors.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language(),
                      confirm_hints=request.POST.get("confirm_hints") == "1")
-    except queue.EditBlocked as exc:
+    except editors.EditBlocked as exc:
         error = _("The edited text was not accepted: %(message)s") % {"message": exc.block.get("message", "")}
         return render(request, "review/detail.html", _detail_context(task, scope, edit_form, error))
-    except queue.EditHasHints as exc:
+    except editors.EditHasHints as exc:
         return render(request, "review/detail.html", _detail_context(task, scope, edit_form, edit_body=exc.body))
     except Conflict as exc:
         messages.error(request, exc.message)
@@ -382,13 +382,13 @@ def _act(request, pk, act, done: str, *, go_on: bool = True):
 @require_POST
 @editor_required
 def reject(request, pk):
-    return _act(request, pk, lambda task: queue.reject(task, user=request.user), _("Rejected."))
+    return _act(request, pk, lambda task: editors.reject(task, user=request.user), _("Rejected."))
 
 
 @require_POST
 @editor_required
 def retry(request, pk):
-    return _act(request, pk, lambda task: queue.retry(task, user=request.user),
+    return _act(request, pk, lambda task: editors.retry(task, user=request.user),
                 _("Queued again as a new attempt."))
 
 
