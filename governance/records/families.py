@@ -82,6 +82,7 @@ def configuration_faults(configuration) -> list[Fault]:
     values.update(escalation=escalation, fallbacks=fallbacks)
     names = [n for n in [*fallbacks, escalation] if isinstance(n, str) and n]
     # By name: the records import this module (Configuration.clean asks it), so it cannot import them.
-    kinds = dict(apps.get_model("governance", "Configuration").objects.filter(identifier__in=names).values_list("identifier", "provider__kind"))
+    configurations = apps.get_model("governance", "Configuration").objects
+    kinds = dict(configurations.filter(identifier__in=names).values_list("identifier", "provider__kind"))
     provider = configuration.provider
     return family_faults(provider.kind, provider.name, values, kinds=kinds)

@@ -147,7 +147,8 @@ def check_finished(batch_id) -> bool:
                                   lambda: give_up_callback(batch_id))
             return True
         try:
-            celery_task(DELIVER_BATCH_CALLBACK).apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+            celery_task(DELIVER_BATCH_CALLBACK).apply_async(args=[str(batch_id)],
+                                                           queue=settings.CELERY_TASK_DEFAULT_QUEUE)
         except Exception:  # noqa: BLE001 - a callback never blocks or fails the work that caused it
             logger.warning("could not queue the callback of batch %s", batch_id, exc_info=True)
     return bool(done)

@@ -98,7 +98,8 @@ def enqueue(task_id, *, countdown: float | None = None) -> None:
     """Send the task's id to the workers. A broker that cannot be reached loses nothing: the
     row stays `queued` and the sweep sends it again."""
     try:
-        celery_task(RUN_TASK).apply_async(args=[str(task_id)], countdown=countdown, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        celery_task(RUN_TASK).apply_async(args=[str(task_id)], countdown=countdown,
+                                          queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except GavelError:
         raise
     except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the row
@@ -457,7 +458,8 @@ def notify(task_id, *, task: Task | None = None) -> None:
                               lambda: give_up_callback(task_id))
         return
     try:
-        celery_task(DELIVER_CALLBACK).apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        celery_task(DELIVER_CALLBACK).apply_async(args=[str(task_id), task.status],
+                                                  queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
         logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
 

@@ -12,7 +12,7 @@ from django.test.utils import CaptureQueriesContext
 from governance.work import editors, queue
 from governance.models import GovernanceEvent, Task
 from governance.review.passages import place
-from governance.review.views import failure_words, worker_detail
+from governance.review.task_page import failure_words, worker_detail
 from termlists.models import TermList
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
     ANSWER, HYPE, blocked_task, desk_policy, editor, field_task, hinted_task, make_task, queued_task, reviewer,
