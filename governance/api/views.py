@@ -30,6 +30,8 @@ from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
 from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.models import GovernanceEvent, PolicyVersion, Task
+from governance.policy import release, versions
+from governance.review.rule_stats import MAX_DAYS, rule_stats
 
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 MAX_PAGE = 1_000_000
@@ -168,8 +170,6 @@ class RuleStatsView(GavelAPIView):
         summary="Per-rule and per-term numbers from editors' feedback (administrator consumers only)",
     )
     def get(self, request):
-        from governance.review.rule_stats import MAX_DAYS, rule_stats
-
         params = request.query_params
         unknown = sorted(set(params) - {"days"})
         if unknown:
@@ -295,8 +295,6 @@ class PolicyView(GavelAPIView):
         parameters=[OpenApiParameter("version", int, description="A kept policy version: its whole document.")],
         responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
     def get(self, request):
-        from governance.policy import versions
-
         wanted = request.query_params.get("version")
         if wanted is None:
             return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
@@ -328,8 +326,6 @@ class PolicyView(GavelAPIView):
             # An empty body would import an empty policy and, pruning, remove every record.
             raise BadInput(_("Send the whole policy document."), code="invalid_policy",
                            fields={"document": [_("The body is empty.")]})
-        from governance.policy import release
-
         params = request.query_params
         # Every parameter is read (and refused when malformed) whether or not this request uses it.
         dry_run, allow = _flag(params, "dry_run"), _flag(params, "allow_regressions")

@@ -4,7 +4,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from decimal import Decimal
 
-from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import IntegrityError, models, transaction
@@ -143,7 +142,8 @@ class Configuration(models.Model):
                                     help_text=_("0 to 2; blank uses the model's default. Judges always use 0."))
     max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True,
                                              help_text=_("Longest answer in tokens; blank uses the model's limit."))
-    timeout = models.PositiveIntegerField(_("timeout"), default=0, help_text=_("seconds; 0 uses the provider's timeout"))
+    timeout = models.PositiveIntegerField(_("timeout"), default=0,
+                                          help_text=_("seconds; 0 uses the provider's timeout"))
     budget_daily_requests = models.PositiveIntegerField(_("requests per day"), default=0,
                                                         help_text=_("0 means no cap"))
     budget_daily_tokens = models.PositiveBigIntegerField(_("tokens per day"), default=0, help_text=_("0 means no cap"))
