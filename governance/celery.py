@@ -11,9 +11,12 @@ from celery.signals import worker_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "governance.settings")
 
+# Where the task bodies live (governance/work/tasks.py); `governance.work.sending` finds them there too.
+TASK_PACKAGES = ["governance.work"]
+
 app = Celery("gavel")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-app.autodiscover_tasks(["governance.work"])
+app.autodiscover_tasks(TASK_PACKAGES)
 
 
 @worker_init.connect

@@ -6,6 +6,7 @@ governance log keeps only the facts.
 from contextlib import nullcontext
 
 from django.utils import translation
+from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 NOT_CHECKED_REASONS = {
@@ -90,3 +91,55 @@ def settle_reported_hints(hints: list, language: str | None = None) -> None:
         message = hint.get("message") if isinstance(hint, dict) else None
         if hint and hint.get("check") == "term_list" and isinstance(message, str) and message.endswith(delivered):
             hint["message"] = message[: -len(delivered)] + stopped
+
+
+# How each kind of provider failure reads (governance.runs.provider_failures keeps the facts); the HTTP
+# status is added where one arrived.
+FAILURE_KINDS = {
+    "connection": _("could not connect"),
+    "timeout": _("no answer in time"),
+    "missing_key": _("its key variable is not set"),
+    "rate_limited": _("rate limited"),
+    "server_error": _("server error"),
+    "unauthorized": _("the key was refused"),
+    "forbidden": _("access refused"),
+    "payment_required": _("payment required"),
+    "not_found": _("model or endpoint not found"),
+    "bad_request": _("request refused"),
+    "unusable_response": _("its answer could not be read"),
+}
+
+
+def failure_how(fact: dict, *, for_admin: bool) -> str:
+    """How the call failed, in the active language. The administrator also reads the address and
+    the key variable; a consumer does not (they are the deployment's, not the caller's)."""
+    kind = fact.get("failure", "")
+    address = fact.get("api_base", "") if for_admin else ""
+    if kind == "connection" and fact.get("refused"):
+        text = (gettext("connection refused at %(address)s") % {"address": address} if address
+                else gettext("connection refused"))
+    elif kind == "connection":
+        text = (gettext("could not connect to %(address)s") % {"address": address} if address
+                else str(FAILURE_KINDS[kind]))
+    elif kind == "missing_key" and for_admin and fact.get("key_env"):
+        text = gettext("the key variable %(variable)s is not set") % {"variable": fact["key_env"]}
+    elif kind == "timeout" and fact.get("timeout"):
+        text = gettext("no answer within %(seconds)s s") % {"seconds": fact["timeout"]}
+    else:
+        text = str(FAILURE_KINDS.get(kind, gettext("the call failed")))
+    if fact.get("status") and kind != "timeout":
+        text = gettext("HTTP %(status)s, %(how)s") % {"status": fact["status"], "how": text}
+    if kind != "connection" and kind != "missing_key" and address:
+        text += " " + gettext("(at %(address)s)") % {"address": address}
+    return text
+
+
+def failure_sentence(fact: dict, *, for_admin: bool) -> str:
+    """`provider demo-local (configuration demo): connection refused at http://…`."""
+    return gettext("provider %(provider)s (configuration %(configuration)s): %(how)s") % {
+        "provider": fact.get("provider", "?"), "configuration": fact.get("configuration", "?"),
+        "how": failure_how(fact, for_admin=for_admin)}
+
+
+def failure_for_consumer(failures: list[dict]) -> str:
+    return "; ".join(failure_sentence(fact, for_admin=False) for fact in failures)

@@ -5,6 +5,8 @@ Both use the admin's layout, say what happened in the reader's language, and nam
 from django.conf import settings
 from django.template.response import TemplateResponse
 
+from governance.models import UserProfile
+
 
 def locked_out(request, original_response=None, credentials=None):
     """django-axes' lock-out response (AXES_LOCKOUT_CALLABLE): 429, and a page a person can act on."""
@@ -33,8 +35,6 @@ def save_language(request, *, fallback: str):
     """
     from django.http import HttpResponseNotAllowed, HttpResponseRedirect
     from django.utils.http import url_has_allowed_host_and_scheme
-
-    from governance.models import UserProfile
 
     if request.method != "POST":
         return HttpResponseNotAllowed(["POST"])

@@ -9,7 +9,7 @@ from governance import health, pages
 from governance.policy import import_admin as policy_admin
 
 from governance.policy import release_admin
-from governance.api import release_views, views
+from governance.api import batch_views, release_views, views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -17,10 +17,10 @@ api = [
     path("tasks", views.TasksView.as_view(), name="tasks"),
     path("tasks/<uuid:task_id>", views.TaskView.as_view(), name="task"),
     path("tasks/<uuid:task_id>/cancel", views.TaskCancelView.as_view(), name="task-cancel"),
-    path("batches", views.BatchesView.as_view(), name="batches"),
-    path("batches/<uuid:batch_id>", views.BatchView.as_view(), name="batch"),
-    path("batches/<uuid:batch_id>/tasks", views.BatchTasksView.as_view(), name="batch-tasks"),
-    path("batches/<uuid:batch_id>/cancel", views.BatchCancelView.as_view(), name="batch-cancel"),
+    path("batches", batch_views.BatchesView.as_view(), name="batches"),
+    path("batches/<uuid:batch_id>", batch_views.BatchView.as_view(), name="batch"),
+    path("batches/<uuid:batch_id>/tasks", batch_views.BatchTasksView.as_view(), name="batch-tasks"),
+    path("batches/<uuid:batch_id>/cancel", batch_views.BatchCancelView.as_view(), name="batch-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
     path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),

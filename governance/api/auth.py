@@ -11,6 +11,7 @@ from django.db import connection
 from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, permissions, throttling
 
+from governance.cache import redis_client
 from governance.models import THROTTLE_RATE_RE, Consumer
 
 logger = logging.getLogger("gavel.api")
@@ -142,7 +143,7 @@ class ConsumerRateThrottle(throttling.BaseThrottle):
 
 def _count(store, key: str, duration: int) -> int:
     """This request's number in its window: one increment (and the window's expiry set once)."""
-    client = _redis_client(store)
+    client = redis_client(store)
     if client is not None:
         key = store.make_and_validate_key(key)  # KEY_PREFIX and VERSION, as the cache API would
         # One round trip: Django's cache API would take three (and build a client for each).
@@ -157,20 +158,6 @@ def _count(store, key: str, duration: int) -> int:
         if store.add(key, 1, timeout=duration + 1):
             return 1
         return store.incr(key)  # another process made it meanwhile
-
-
-def _redis_client(store):
-    """A redis client on the cache backend's own connection pool (same server, timeouts and pool),
-    made once and kept on the backend, so it lives and dies with it (Django keeps one per thread)."""
-    from django.core.cache.backends.redis import RedisCache
-
-    if not isinstance(store, RedisCache):
-        return None
-    backend = store._cache
-    client = getattr(backend, "_gavel_throttle_client", None)
-    if client is None:
-        client = backend._gavel_throttle_client = backend._client(connection_pool=backend._get_connection_pool(write=True))
-    return client
 
 
 from governance.api import schema  # noqa: E402,F401  (registers the OpenAPI description)

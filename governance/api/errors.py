@@ -13,6 +13,7 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     TooLarge, UnknownRecord,
 )
 from governance.middleware import error_body, error_response, is_json_path, is_outage
+from governance.pages import admin_permission_denied
 
 logger = logging.getLogger("gavel.api")
 
@@ -139,8 +140,6 @@ def permission_denied(request, exception):
     if is_json_path(request.path):
         return error_response(403, request.path)
     if request.path.startswith("/admin/"):
-        from governance.pages import admin_permission_denied
-
         return admin_permission_denied(request, exception)
     return defaults.permission_denied(request, exception)
 

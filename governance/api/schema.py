@@ -15,6 +15,10 @@ from drf_spectacular.extensions import (
 )
 from rest_framework import serializers
 
+from governance.api.serializers import CONTENT_SCHEMA, CompletionRequestSerializer
+from governance.protocols.openai_chat.parameters import request_schema
+from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
+
 
 class ConsumerTokenScheme(OpenApiAuthenticationExtension):
     target_class = "governance.api.auth.ConsumerTokenAuthentication"
@@ -73,8 +77,6 @@ class MessageScheme(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        from governance.api.serializers import CONTENT_SCHEMA
-
         fields = self.target.fields
         tool_call = auto_schema.resolve_serializer(fields["tool_calls"].child, direction).ref
         function_call = auto_schema.resolve_serializer(fields["function_call"], direction).ref
@@ -176,10 +178,6 @@ class OpenAIChatRequestScheme(OpenApiSerializerExtension):
     def map_serializer(self, auto_schema, direction):
         if direction != "request":
             return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        from governance.api.serializers import CompletionRequestSerializer
-        from governance.protocols.openai_chat.parameters import request_schema
-        from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
-
         fields = CompletionRequestSerializer().fields
 
         def field(name):

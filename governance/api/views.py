@@ -21,8 +21,6 @@ from rest_framework.views import APIView
 
 from governance import policy
 
-from governance.work import batches
-
 from governance.runs import completions
 
 from governance.work import queue
@@ -31,7 +29,9 @@ from governance.screening import service as services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
 from governance.errors import BadInput, TooLarge, UnknownRecord
-from governance.models import Batch, GovernanceEvent, PolicyVersion, Task
+from governance.models import GovernanceEvent, PolicyVersion, Task
+from governance.policy import release, versions
+from governance.review.rule_stats import MAX_DAYS, rule_stats
 
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
 MAX_PAGE = 1_000_000
@@ -170,8 +170,6 @@ class RuleStatsView(GavelAPIView):
         summary="Per-rule and per-term numbers from editors' feedback (administrator consumers only)",
     )
     def get(self, request):
-        from governance.review.rule_stats import MAX_DAYS, rule_stats
-
         params = request.query_params
         unknown = sorted(set(params) - {"days"})
         if unknown:
@@ -297,8 +295,6 @@ class PolicyView(GavelAPIView):
         parameters=[OpenApiParameter("version", int, description="A kept policy version: its whole document.")],
         responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
     def get(self, request):
-        from governance.policy import versions
-
         wanted = request.query_params.get("version")
         if wanted is None:
             return self.with_policy_version(Response(policy.export_policy()), PolicyVersion.current())
@@ -330,8 +326,6 @@ class PolicyView(GavelAPIView):
             # An empty body would import an empty policy and, pruning, remove every record.
             raise BadInput(_("Send the whole policy document."), code="invalid_policy",
                            fields={"document": [_("The body is empty.")]})
-        from governance.policy import release
-
         params = request.query_params
         # Every parameter is read (and refused when malformed) whether or not this request uses it.
         dry_run, allow = _flag(params, "dry_run"), _flag(params, "allow_regressions")
@@ -482,120 +476,3 @@ class TaskCancelView(GavelAPIView):
     def post(self, request, task_id):
         task = queue.cancel(own_task(request, task_id), actor=f"consumer:{request.user.name}")
         return Response(queue.task_json(task))
-
-
-# --- batches (SPEC 10.1) ---
-def own_batch(request, batch_id) -> Batch:
-    batch = Batch.objects.filter(pk=batch_id, consumer=request.user).first()
-    if batch is None:
-        raise UnknownRecord(_("Unknown batch."), code="not_found", fields={"id": [_("Unknown batch.")]})
-    return batch
-
-
-def _page(request, rows, allowed: set, as_json):
-    params = request.query_params
-    unknown = sorted(set(params) - allowed - {"page"})
-    if unknown:
-        raise BadInput(_("Unknown query parameter."), fields={k: [_("Unknown field.")] for k in unknown})
-    try:
-        page = int(params.get("page", 1))
-        if not 1 <= page <= MAX_PAGE:
-            raise ValueError
-    except ValueError:
-        raise BadInput(_("page is not a page number."), fields={"page": [_("Give a whole number from 1.")]})
-    count = rows.count()
-    chunk = rows[(page - 1) * TASK_PAGE_SIZE: page * TASK_PAGE_SIZE]
-
-    def link(number):
-        query = params.copy()
-        query["page"] = number
-        return request.build_absolute_uri(f"{request.path}?{query.urlencode()}")
-
-    return Response({"count": count, "next": link(page + 1) if page * TASK_PAGE_SIZE < count else None,
-                     "previous": link(page - 1) if page > 1 else None, "results": [as_json(r) for r in chunk]})
-
-
-PAGE_PARAMETER = OpenApiParameter("page", {"type": "integer", "minimum": 1, "maximum": MAX_PAGE},
-                                  description="1-based page number")
-
-
-class BatchesView(GavelAPIView):
-    def body_limit(self) -> int:
-        return settings.GAVEL_MAX_BATCH_BYTES
-
-    def initial(self, request, *args, **kwargs):
-        # A batch may be larger than one text (DATA_UPLOAD_MAX_MEMORY_SIZE, which Django applies when
-        # the body is read): read it here, up to the batch limit, and hand it on as the body.
-        raw = request._request
-        try:
-            length = int(raw.META.get("CONTENT_LENGTH") or "0")
-        except ValueError:
-            length = 0
-        if raw.method == "POST" and 0 < length <= self.body_limit() and not hasattr(raw, "_body"):
-            import io
-
-            raw._body = raw.read(length)
-            raw._stream = io.BytesIO(raw._body)
-        super().initial(request, *args, **kwargs)
-
-    @extend_schema(
-        request=serializers.BatchRequestSerializer,
-        responses={202: serializers.BatchSerializer, **ERRORS},
-        summary="Queue up to 10,000 tasks at once",
-        description="Every item is validated first (a 400 names items[i] and its field; nothing is queued), "
-                    "then all are queued together. The batch shows its progress and calls back once at the end.",
-    )
-    def post(self, request):
-        data = self.parsed(serializers.BatchRequestSerializer, request)
-        batch = batches.submit(data, consumer=request.user, actor=f"consumer:{request.user.name}",
-                               correlation_id=request.request_id)
-        batch.refresh_from_db()  # eager mode (the embedded default) has already run it
-        return Response(batches.batch_json(batch), status=202)
-
-    @extend_schema(
-        parameters=[OpenApiParameter("finished", bool, description="true: finished batches; false: in progress"),
-                    PAGE_PARAMETER],
-        responses={200: serializers.BatchPageSerializer, **ERRORS},
-        summary="List the calling consumer's batches, newest first", operation_id="batches_list",
-    )
-    def get(self, request):
-        rows = Batch.objects.filter(consumer=request.user).order_by("-created", "-pk")
-        finished = request.query_params.get("finished")
-        if finished is not None:
-            if finished not in ("true", "false"):
-                raise BadInput(_("finished is true or false."), fields={"finished": [_("Give true or false.")]})
-            rows = rows.filter(finished_at__isnull=finished == "false")
-        return _page(request, rows, {"finished"}, batches.batch_json)
-
-
-class BatchView(GavelAPIView):
-    @extend_schema(responses={200: serializers.BatchSerializer, **ERRORS}, summary="Read one of your batches")
-    def get(self, request, batch_id):
-        return Response(batches.batch_json(own_batch(request, batch_id)))
-
-
-class BatchTasksView(GavelAPIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("status", str, enum=Task.Status.values), PAGE_PARAMETER],
-        responses={200: serializers.TaskPageSerializer, **ERRORS},
-        summary="List a batch's tasks, oldest first", operation_id="batch_tasks_list",
-    )
-    def get(self, request, batch_id):
-        rows = Task.objects.filter(batch=own_batch(request, batch_id)).select_related("reviewed_by")
-        status_filter = request.query_params.get("status")
-        if status_filter is not None:
-            if status_filter not in Task.Status.values:
-                raise BadInput(_("Unknown %(name)s.") % {"name": "status"},
-                               fields={"status": [_("Choose one of: %s") % ", ".join(Task.Status.values)]})
-            rows = rows.filter(status=status_filter)
-        return _page(request, rows.order_by("created", "pk"), {"status"}, queue.task_json)
-
-
-class BatchCancelView(GavelAPIView):
-    @extend_schema(request=None, responses={200: serializers.BatchSerializer, **ERRORS},
-                   summary="Cancel what is still queued in a batch (claimed tasks run on)")
-    def post(self, request, batch_id):
-        batch = own_batch(request, batch_id)
-        batches.cancel(batch)
-        batch.refresh_from_db()
-        return Response(batches.batch_json(batch))

@@ -1,20 +1,13 @@
 """Gavel's core records, one module per record family. Field meanings follow SPEC §2; the admin-only
 ones are named in `governance.records.permissions.ADMIN_ONLY_FIELDS`, never here."""
 from governance.models.policy import (  # noqa: F401
-    Configuration, FallbackLink, JudgeLink, LINK_FIELDS, PolicyVersion, Provider, TRUST_ZONE_CHOICES, TRUST_ZONE_LABELS, forget_links, normalise_tags, set_links, validate_tag_list,
+    LINK_FIELDS, TRUST_ZONE_CHOICES, TRUST_ZONE_LABELS, Configuration, FallbackLink, JudgeLink, PolicyVersion,
+    Provider, forget_links, normalise_tags, one_bump, policy_edited, set_links, validate_tag_list, version_bumped,
 )
 from governance.models.consumers import (  # noqa: F401
-    Consumer, ConsumerQuerySet, FREE_KINDS, GRANTABLE_KINDS, THROTTLE_RATE_RE, UserProfile, default_consumer_kinds,
+    FREE_KINDS, GRANTABLE_KINDS, THROTTLE_RATE_RE, Consumer, ConsumerQuerySet, UserProfile, default_consumer_kinds,
 )
-from governance.models.log import (  # noqa: F401
-    GovernanceEvent, UsageDay,
-)
-from governance.models.work import (  # noqa: F401
-    Batch, Task,
-)
-from governance.models.release import (  # noqa: F401
-    PolicyExample, PolicyRevision,
-)
-from governance.models.feedback import (  # noqa: F401
-    HintFeedback, finding_of,
-)
+from governance.models.log import GovernanceEvent, UsageDay  # noqa: F401
+from governance.models.work import Batch, Task  # noqa: F401
+from governance.models.release import PolicyExample, PolicyRevision  # noqa: F401
+from governance.models.feedback import HintFeedback, finding_of  # noqa: F401

@@ -2,13 +2,13 @@
 import hashlib
 import re
 import secrets
-from django.conf import settings
+
 from django.core.validators import RegexValidator
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from governance.models.policy import Configuration
 
+from governance.models.policy import Configuration
 
 THROTTLE_RATE_RE = re.compile(r"^[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)$")
 

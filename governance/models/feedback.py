@@ -3,6 +3,7 @@ from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
 from governance.models.work import Task
 
 
@@ -47,7 +48,8 @@ class HintFeedback(models.Model):
         ]
 
     def __str__(self):
-        return f"{self.get_verdict_display()}: {self.check_name} {self.list_name or self.snippet} {self.term or self.rule}"
+        return (f"{self.get_verdict_display()}: {self.check_name} {self.list_name or self.snippet} "
+                f"{self.term or self.rule}")
 
     def finding(self) -> dict:
         """The finding in the policy file's terms (an example's `findings` / `absent` entry)."""

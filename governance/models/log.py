@@ -1,10 +1,11 @@
 """The governance log and usage: events that hold policy facts only, and daily usage per configuration."""
-import secrets
 from decimal import Decimal
+
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from governance.models.policy import Configuration, Provider
+
+from governance.models.policy import Configuration
 
 
 class GovernanceEvent(models.Model):

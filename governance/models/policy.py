@@ -1,13 +1,19 @@
 """Policy records: providers, configurations with their judge and fallback links, policy versions."""
 import copy
+from contextlib import contextmanager
+from contextvars import ContextVar
 from decimal import Decimal
-from django.conf import settings
+
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import IntegrityError, models, transaction
 from django.db.models import F
+from django.dispatch import Signal
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
+
+from governance.records.families import configuration_faults
+from governance.records.provider_keys import key_env_problem
 from judging.zones import TRUST_ZONES
 
 
@@ -100,14 +106,10 @@ class Provider(models.Model):
         return self.name
 
     def clean(self):
-        from governance.runs.provider_keys import key_env_problem
-
         if problem := key_env_problem(self.api_key_env):
             raise ValidationError({"api_key_env": problem})
         if self.pk and Provider.objects.filter(pk=self.pk).exclude(kind=self.kind).exists():
             # Changing the kind must not turn this provider's configurations into mixed ones (SPEC §6.4).
-            from governance.records.families import configuration_faults
-
             mixed = []
             for configuration in self.configurations.all():
                 configuration.provider = self
@@ -140,7 +142,8 @@ class Configuration(models.Model):
                                     help_text=_("0 to 2; blank uses the model's default. Judges always use 0."))
     max_tokens = models.PositiveIntegerField(_("max tokens"), null=True, blank=True,
                                              help_text=_("Longest answer in tokens; blank uses the model's limit."))
-    timeout = models.PositiveIntegerField(_("timeout"), default=0, help_text=_("seconds; 0 uses the provider's timeout"))
+    timeout = models.PositiveIntegerField(_("timeout"), default=0,
+                                          help_text=_("seconds; 0 uses the provider's timeout"))
     budget_daily_requests = models.PositiveIntegerField(_("requests per day"), default=0,
                                                         help_text=_("0 means no cap"))
     budget_daily_tokens = models.PositiveBigIntegerField(_("tokens per day"), default=0, help_text=_("0 means no cap"))
@@ -196,8 +199,6 @@ class Configuration(models.Model):
         self.rule_tags = normalise_tags(self.rule_tags)
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
-        from governance.records.families import configuration_faults
-
         for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)
             errors.setdefault(fault.field, fault.message)
         if errors:
@@ -344,6 +345,48 @@ class FallbackLink(models.Model):
         return f"{self.configuration_id} → {self.fallback_id} #{self.position}"
 
 
+# --- one policy edit, one version bump (SPEC §5.5, §11.1) ---
+# Sent after every bump; governance.policy.versions keeps each version as a revision (SPEC §12.4).
+version_bumped = Signal()
+
+# Inside one_bump(): the edits seen so far, bumped once at its end instead of once each.
+_pending: ContextVar[list | None] = ContextVar("policy_edits_pending", default=None)
+
+
+@contextmanager
+def one_bump():
+    """Many saves that are one policy edit (an import): one version bump at the end, none if nothing
+    was saved or the block raised (its transaction is rolled back anyway). Nested blocks are one edit."""
+    if _pending.get() is not None:  # inside another one: its end counts these edits too
+        yield
+        return
+    pending: list = []
+    token = _pending.set(pending)
+    try:
+        yield
+    finally:
+        _pending.reset(token)
+    if pending:
+        PolicyVersion.bump()
+
+
+def count_edit(sender, **kwargs):
+    """A policy record was saved or deleted (the receiver of governance.records.signals): bump, or
+    count the edit towards the enclosing one_bump()."""
+    if kwargs.get("raw"):
+        return
+    pending = _pending.get()
+    if pending is not None:
+        pending.append(sender)
+        return
+    PolicyVersion.bump()
+
+
+def policy_edited(sender) -> None:
+    """Count an edit that sends no model signal (a bulk write of judge or fallback links)."""
+    count_edit(sender)
+
+
 def set_links(configuration: Configuration, field: str, targets) -> bool:
     """Make `configuration`'s fallbacks or rule judges exactly `targets` (configurations or identifiers, in
     order). No validation: people's writes go through governance.records.writes.save_record, which checks first.
@@ -358,8 +401,6 @@ def set_links(configuration: Configuration, field: str, targets) -> bool:
                    .values_list(f"{target}_id", flat=True))
     if current == wanted:
         return False
-    from governance.records.signals import one_bump, policy_edited
-
     # One edit, one version bump (SPEC §11.1): the deleted rows' signals and the bulk insert, which
     # sends none, are counted together at the end.
     with one_bump():
@@ -391,12 +432,11 @@ class PolicyVersion(models.Model):
 
     @classmethod
     def bump(cls) -> None:
-        from governance.policy.versions import note_edit
-
         cls._bump()
-        # Every version is kept as a revision once its change commits (SPEC §12.4); after the UPDATE,
+        # Every version is kept as a revision once its change commits (SPEC §12.4): the receiver,
+        # governance.policy.versions, is connected when the app is ready. Sent after the UPDATE,
         # since outside a transaction the revision is written at once.
-        note_edit()
+        version_bumped.send(sender=cls)
 
     @classmethod
     def _bump(cls) -> None:
@@ -409,7 +449,3 @@ class PolicyVersion(models.Model):
         except IntegrityError:
             # Another process made the row between our UPDATE and our INSERT: count this edit on it.
             cls.objects.filter(pk=1).update(value=F("value") + 1)
-
-
-# DRF's rate syntax: requests per second, minute, hour or day ("120/min", "5000/day").
-

@@ -2,7 +2,6 @@
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
-from governance.models.policy import PolicyVersion
 
 
 class PolicyExample(models.Model):

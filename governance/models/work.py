@@ -1,10 +1,11 @@
 """Queued work (SPEC §10, §10.1): tasks and the batches that create them."""
-import secrets
 import uuid
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
+
 from governance.models.consumers import Consumer
 
 
@@ -77,8 +78,9 @@ class Task(models.Model):
 
     attempts = models.PositiveIntegerField(_("attempts"), default=0,
                                            help_text=_("How many times a worker claimed this task."))
-    lease_until = models.DateTimeField(_("claimed until"), null=True, blank=True,
-                                       help_text=_("A running task whose lease has passed is taken over by another worker."))
+    lease_until = models.DateTimeField(
+        _("claimed until"), null=True, blank=True,
+        help_text=_("A running task whose lease has passed is taken over by another worker."))
     next_attempt_at = models.DateTimeField(
         _("next attempt at"), null=True, blank=True,
         help_text=_("After a provider failure (HTTP 429, 5xx, a timeout): when the task is tried again. Blank "

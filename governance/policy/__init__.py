@@ -23,6 +23,8 @@ from governance.policy.messages import (  # noqa: F401 -- the messages tests ass
     MSG_UNKNOWN_CONFIGURATION, MSG_SELF_REFERENCE, MSG_NO_CONFIGURATION, MSG_TERM_LINE_BREAK,
     MSG_PRUNE_PROVIDER_IN_USE, MSG_PRUNE_ORPHAN_LIST, PolicyInvalid,
 )
+from governance.policy.document import read_document
+from governance.policy.reading import Errors
 
 EXPORTERS = {
     "providers": providers.export,
@@ -36,9 +38,6 @@ EXPORTERS = {
 
 def errors_of_document(document, *, prune: bool = False) -> dict:
     """Every error of `document` with its path, as an import would report them; nothing written."""
-    from governance.policy.document import read_document
-    from governance.policy.reading import Errors
-
     errors = Errors()
     read_document(document, errors, prune=prune)
     return errors.by_path

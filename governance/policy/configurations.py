@@ -11,6 +11,7 @@ from governance.models import Configuration, Provider, normalise_tags
 from governance.policy.format import BUDGET_KEYS, CONFIGURATION_KEYS, CONFIGURATION_PATHS, RULES_KEYS
 from governance.policy.messages import MSG_SELF_REFERENCE
 from governance.policy.reading import Document, Errors, Reader, Record, default_of, identifiers, number
+from governance.records.families import family_faults
 
 
 def export() -> list[dict]:
@@ -120,8 +121,6 @@ def check_links(doc: Document, errors: Errors, *, prune: bool) -> None:
 
 def check_families(doc: Document, errors: Errors) -> None:
     """Chat and decision configurations never mix (SPEC §6.4), judged on the records as they will stand."""
-    from governance.records.families import family_faults
-
     provider_kinds = dict(Provider.objects.values_list("name", "kind"))
     provider_kinds.update({r.name: r.values["kind"] for r in doc.records("providers") if r.name})
     kinds = {name: provider_kinds.get(provider)

@@ -14,13 +14,13 @@ from django.db import transaction
 
 from governance.models import PolicyVersion
 from governance.policy.importing import import_policy
+from governance.screening.service import forget_configurations
 
 # Draft versions live above this; real versions count up from 1 and never get here.
 DRAFT_VERSIONS = 2 ** 52
 
 
 def forget_process_caches() -> None:
-    from governance.screening.service import forget_configurations
     from snippets.services import forget_compiled as forget_patterns
     from termlists.services import forget_compiled as forget_term_lists
 

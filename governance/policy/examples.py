@@ -15,9 +15,11 @@ from django.utils.translation import gettext as _
 
 from governance.models import PolicyExample
 from governance.policy.format import EXAMPLE_KEYS, EXPECT_KEYS, FINDING_KEYS, LANGUAGE_RE
-from governance.policy.messages import (MSG_CHOICE, MSG_LANGUAGE, MSG_NOT_LIST, MSG_NOT_MAPPING, MSG_REQUIRED,
-                                        MSG_TEXT_OR_TOOL_CALLS, MSG_UNKNOWN_KEY, MSG_NOT_STRING,
-                                        MSG_NOT_INTEGER, MSG_NOT_DATETIME, MSG_NOT_UUID)
+from governance.policy.messages import (
+    MSG_CHOICE, MSG_LANGUAGE, MSG_NOT_LIST, MSG_NOT_MAPPING, MSG_REQUIRED, MSG_TEXT_OR_TOOL_CALLS, MSG_UNKNOWN_KEY,
+    MSG_NOT_STRING, MSG_NOT_INTEGER, MSG_NOT_DATETIME, MSG_NOT_UUID, MSG_UNKNOWN_CONFIGURATION, MSG_UNKNOWN_LIST,
+    MSG_UNKNOWN_PATTERN_RULE, MSG_UNKNOWN_SNIPPET, MSG_UNKNOWN_SNIPPET_LINE, MSG_UNKNOWN_TERM,
+)
 from governance.policy.reading import MISSING, Errors, Reader, Record, identifiers, or_none
 from governance.screening.pipeline import KINDS
 
@@ -194,9 +196,6 @@ def check_references(record: Record, errors: Errors, known: dict) -> None:
     `known` holds the names a reference may use: `configurations` (a set), `term_lists`
     ({name: set of terms}), `snippets` ({identifier: set of rule line numbers}), `pattern_rules` (a set).
     """
-    from governance.policy.messages import (MSG_UNKNOWN_CONFIGURATION, MSG_UNKNOWN_LIST, MSG_UNKNOWN_PATTERN_RULE,
-                                            MSG_UNKNOWN_SNIPPET, MSG_UNKNOWN_SNIPPET_LINE, MSG_UNKNOWN_TERM)
-
     values = record.values
     if values["configuration"] and values["configuration"] not in known["configurations"]:
         errors.add(f"{record.path}.configuration",

@@ -16,6 +16,7 @@ from django.utils.translation import gettext_lazy
 
 from governance import policy
 from governance.records.permissions import is_administrator
+from governance.policy import release
 
 MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or export the policy file: it holds "
                                "every admin-only field.")
@@ -68,8 +69,6 @@ def policy_import(request):
     form = PolicyImportForm(request.POST or None, request.FILES or None)
     report = errors = plan = None
     if request.method == "POST" and form.is_valid():
-        from governance.policy import release
-
         apply = "_apply" in request.POST
         document, prune = form.cleaned_data["document"], form.cleaned_data["prune"]
         try:

@@ -8,12 +8,11 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 
-from governance.models import LINK_FIELDS, Configuration, FallbackLink, JudgeLink, set_links
+from governance.models import LINK_FIELDS, Configuration, FallbackLink, JudgeLink, one_bump, set_links
 from governance.policy.document import MODELS, read_document
 from governance.policy.format import CHANGE_REASON, LINK_KEYS, NAME_KEYS
 from governance.policy.messages import PolicyInvalid
 from governance.policy.reading import Document, Errors, Record
-from governance.records.signals import one_bump
 
 
 @dataclass

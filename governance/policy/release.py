@@ -9,16 +9,18 @@ from django.db import transaction
 from django.utils.translation import gettext as _
 
 from governance.errors import Conflict, UnknownRecord  # noqa: F401 -- UnknownRecord: callers catch it from here
+from governance.models import GovernanceEvent, PolicyExample, PolicyVersion
 from governance.policy import replay as replaying
+from governance.policy.drafts import draft_policy
+from governance.policy.importing import import_policy
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
+from governance.policy.versions import acting, document_of
 
 
 def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cached", prune: bool = True):
     """Screen the examples under the current policy, or under `draft` (a document), writing nothing."""
     if draft is None:
         return run_examples(select_examples(only), judges=judges)
-    from governance.policy.drafts import draft_policy
-
     with draft_policy(draft, prune=prune):
         # The draft's own examples, when it holds an examples section, are the ones tested.
         report = run_examples(select_examples(only), judges=judges)
@@ -71,8 +73,6 @@ def _state(result) -> str:
 def plan_release(document, *, prune: bool = True, replay: int = replaying.DEFAULT_REPLAY,
                  replay_judges: bool = False, cost_cap: float = 0.0) -> ReleasePlan:
     """Dry-run `document`: the import report, the examples under current and draft, the replay. Writes nothing."""
-    from governance.policy.drafts import draft_policy
-
     texts = replaying.retained_texts(replay)
     before = run_examples(select_examples(), judges="cached")
     replay_before = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)
@@ -98,12 +98,6 @@ def apply_release(document, *, prune: bool = True, allow_regressions: bool = Fal
     The applied release is a governance event with its version, actor, counts and accepted regressions.
     Returns (ImportReport, ReleasePlan).
     """
-    from governance.models import GovernanceEvent, PolicyVersion
-    from governance.policy.importing import import_policy
-    from governance.policy.versions import acting
-
-    from governance.models import PolicyExample
-
     # With no example stored nothing can regress: the draft needs no trial run.
     plan = plan_release(document, prune=prune, replay=replay) if replay or PolicyExample.objects.exists() else None
     if plan is not None and plan.regressions and not allow_regressions:
@@ -124,9 +118,6 @@ def apply_release(document, *, prune: bool = True, allow_regressions: bool = Fal
 def restore_version(number: int, *, actor: str = "", allow_regressions: bool = False):
     """Make version `number` the policy again: an import of its document, through the same gate."""
     import yaml
-
-    from governance.errors import UnknownRecord
-    from governance.policy.versions import document_of
 
     text = document_of(number)
     if text is None:

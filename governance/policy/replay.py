@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from governance.errors import GavelError
 from governance.models import Task
-from governance.policy.testing import finding_key, findings_of
+from governance.policy.testing import finding_key, findings_of, resolve_once
 from governance.screening.pipeline import CallFacts, Output, run_pipeline
 from judging import cache as verdict_cache
 
@@ -58,8 +58,6 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
                cost_cap: float = 0.0) -> tuple[dict[str, Screened], verdict_cache.Tally]:
     """Screen each text under the policy as it stands now; judges only when asked, until the cost cap.
     Returns the results by task id and what the judges cost."""
-    from governance.policy.testing import resolve_once
-
     results: dict[str, Screened] = {}
     resolved: dict = {}
     with verdict_cache.counting() as tally:

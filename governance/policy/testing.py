@@ -10,9 +10,10 @@ import uuid
 from dataclasses import dataclass, field
 
 from governance.errors import UnknownRecord
-from governance.models import PolicyExample
+from governance.models import PolicyExample, PolicyVersion
 from governance.screening.pipeline import CallFacts, Output, ToolCall, run_pipeline
 from judging import cache as verdict_cache
+from governance.screening.service import resolve_configurations
 
 JUDGE_MODES = ("live", "cached", "skip")
 ACTOR = "policy test"
@@ -179,8 +180,6 @@ def screen_example(example: PolicyExample, judges: str, resolved: dict | None = 
 def resolve_once(identifier: str, also: list[str], resolved: dict | None):
     """The configurations of a screening, read once per run for each (configuration, also): a run reads
     the policy at one version, and the screenings only read them."""
-    from governance.screening.service import resolve_configurations
-
     if resolved is None:
         return resolve_configurations(identifier, also, None)
     key = (identifier, tuple(also))
@@ -247,9 +246,6 @@ def rule_table(examples: list[PolicyExample], results: list[ExampleResult]) -> l
 
 def run_examples(examples: list[PolicyExample], *, judges: str = "cached") -> PolicyTestReport:
     """Screen every example under the policy as it stands (a draft, inside drafts.draft_policy)."""
-    from governance.errors import UnknownRecord
-    from governance.models import PolicyVersion
-
     if judges not in JUDGE_MODES:
         raise ValueError(f"judges must be one of {JUDGE_MODES}")
     results: list[ExampleResult] = []

@@ -16,6 +16,9 @@ import yaml
 from django.db import IntegrityError, transaction
 
 from governance.models import PolicyRevision, PolicyVersion
+from governance.policy import export_policy
+from governance.policy.dump import to_yaml
+from governance.policy.format import NAME_KEYS
 
 logger = logging.getLogger("gavel.policy")
 
@@ -53,6 +56,11 @@ def _current_actor() -> tuple[str, str]:
     return f"consumer:{getattr(user, 'name', '')}", "api"
 
 
+def keep_revision(sender, **kwargs) -> None:
+    """The policy version was bumped (`governance.models.policy.version_bumped`): keep it as a revision."""
+    note_edit()
+
+
 def note_edit() -> None:
     """A policy edit happened: write its revision once the transaction commits (never for a rolled-back draft)."""
     actor, source = _current_actor()
@@ -69,9 +77,6 @@ def _record_after_commit(actor: str, source: str) -> None:
 
 def record(*, actor: str = "", source: str = "") -> PolicyRevision | None:
     """Keep the policy as it stands now under the current version number (once per number)."""
-    from governance.policy import export_policy
-    from governance.policy.dump import to_yaml
-
     number = PolicyVersion.current()
     if PolicyRevision.objects.filter(number=number).exists():
         return None
@@ -88,8 +93,6 @@ def record(*, actor: str = "", source: str = "") -> PolicyRevision | None:
 
 
 def _by_name(document: dict) -> dict[str, dict]:
-    from governance.policy.format import NAME_KEYS
-
     records = {}
     for section, key in NAME_KEYS.items():
         for record in (document or {}).get(section) or ():

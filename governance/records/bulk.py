@@ -9,12 +9,11 @@ from django.db import transaction
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from governance.records.signals import one_bump
+from governance.models import one_bump
+from governance.records.writes import save_record
 
 
 def _set(modeladmin, request, queryset, **values):
-    from governance.records.writes import save_record
-
     changed = 0
     with transaction.atomic(), one_bump():
         for record in queryset.select_for_update():

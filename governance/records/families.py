@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from django.apps import apps
 from django.utils.translation import gettext_lazy as _
 
 CHAT, DECISION = "chat", "decision"
@@ -73,8 +74,6 @@ def family_faults(kind: str, provider: str, values: Mapping, *, kinds: Mapping[s
 
 def configuration_faults(configuration) -> list[Fault]:
     """`family_faults` of a configuration record (saved or not), reading the kinds it names."""
-    from governance.models import Configuration
-
     if configuration.provider_id is None:
         return []
     escalation = configuration.escalation.identifier if configuration.escalation_id else None
@@ -82,6 +81,8 @@ def configuration_faults(configuration) -> list[Fault]:
     fallbacks = list(configuration.fallbacks)
     values.update(escalation=escalation, fallbacks=fallbacks)
     names = [n for n in [*fallbacks, escalation] if isinstance(n, str) and n]
-    kinds = dict(Configuration.objects.filter(identifier__in=names).values_list("identifier", "provider__kind"))
+    # By name: the records import this module (Configuration.clean asks it), so it cannot import them.
+    configurations = apps.get_model("governance", "Configuration").objects
+    kinds = dict(configurations.filter(identifier__in=names).values_list("identifier", "provider__kind"))
     provider = configuration.provider
     return family_faults(provider.kind, provider.name, values, kinds=kinds)

@@ -12,6 +12,8 @@ from dataclasses import dataclass, field
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from governance.models import Configuration, FallbackLink, JudgeLink
+
 # --- Messages a person reads (tests assert on them) ---
 
 MSG_FALLBACK_KIND = gettext_lazy(
@@ -105,8 +107,6 @@ def link_problems(graph: dict[str, Node], only: set[str] | None = None) -> list[
 
 def graph_from_database() -> dict[str, Node]:
     """Every configuration's kind, mode, judges and fallbacks: three queries."""
-    from governance.models import Configuration, FallbackLink, JudgeLink
-
     graph = {identifier: Node(kind, mode) for identifier, kind, mode in
              Configuration.objects.values_list("identifier", "provider__kind", "rule_mode")}
     for source, target in JudgeLink.objects.order_by("configuration", "position", "pk").values_list(
@@ -143,8 +143,6 @@ def new_problems(stored_name: str | None, proposed_name: str, node: Node,
 
 def referrers(configuration) -> list[tuple[str, str]]:
     """(other configuration, role) for every configuration naming this one as judge, fallback or escalation."""
-    from governance.models import Configuration, FallbackLink, JudgeLink
-
     if configuration.pk is None:
         return []
     found = [(name, "judge") for name in JudgeLink.objects.filter(judge=configuration)
@@ -188,8 +186,6 @@ PROVIDER_EFFECT_FIELDS = ("kind", "route", "trust_zone")
 def provider_effects(stored, proposed: dict) -> list[tuple[str, str]]:
     """(affected configuration, sentence) for each configuration whose judges, zones or fallbacks change
     when provider `stored` takes the values in `proposed` (kind, route, trust zone)."""
-    from governance.models import Configuration
-
     if stored is None or stored.pk is None:
         return []
     changed = [name for name in PROVIDER_EFFECT_FIELDS

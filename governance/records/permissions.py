@@ -3,6 +3,8 @@ from django.core.exceptions import PermissionDenied
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
+from governance.models import Configuration, JudgeLink
+
 # These decide where text is sent and what may stop it: only an administrator writes them.
 ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
     "governance.configuration": (
@@ -28,8 +30,6 @@ WHILE_JUDGING = frozenset({"budget_daily_requests", "budget_daily_tokens", "budg
 
 def judges_for_others(instance) -> bool:
     """Whether another configuration names `instance` as a judge or as its escalation."""
-    from governance.models import Configuration, JudgeLink
-
     if getattr(instance, "pk", None) is None or not isinstance(instance, Configuration):
         return False
     return (JudgeLink.objects.filter(judge_id=instance.pk).exclude(configuration_id=instance.pk).exists()

@@ -1,9 +1,10 @@
-"""Bump the policy version on every policy edit, so cached verdicts and matchers expire (SPEC §5.5)."""
-from contextlib import contextmanager
-from contextvars import ContextVar
-
+"""Bump the policy version on every policy edit, so cached verdicts and matchers expire (SPEC §5.5), and keep
+each version as a revision (SPEC §12.4). Connected when the app is ready (governance.apps)."""
 from django.apps import apps
 from django.db.models.signals import m2m_changed, post_delete, post_save
+
+from governance.models.policy import count_edit, version_bumped
+from governance.policy.versions import keep_revision
 
 POLICY_MODELS = (
     "governance.Provider",
@@ -18,57 +19,20 @@ POLICY_MODELS = (
 )
 
 
-# Inside one_bump(): the edits seen so far, bumped once at its end instead of once each.
-_pending: ContextVar[list | None] = ContextVar("policy_edits_pending", default=None)
-
-
-@contextmanager
-def one_bump():
-    """Many saves that are one policy edit (an import): one version bump at the end, none if nothing
-    was saved or the block raised (its transaction is rolled back anyway). Nested blocks are one edit."""
-    from governance.models import PolicyVersion
-
-    if _pending.get() is not None:  # inside another one: its end counts these edits too
-        yield
-        return
-    pending: list = []
-    token = _pending.set(pending)
-    try:
-        yield
-    finally:
-        _pending.reset(token)
-    if pending:
-        PolicyVersion.bump()
-
-
-def _bump(sender, **kwargs):
-    from governance.models import PolicyVersion
-
-    if kwargs.get("raw"):
-        return
-    pending = _pending.get()
-    if pending is not None:
-        pending.append(sender)
-        return
-    PolicyVersion.bump()
-
-
-def policy_edited(sender) -> None:
-    """Count an edit that sends no model signal (a bulk write of judge or fallback links)."""
-    _bump(sender)
-
-
 for label in POLICY_MODELS:
     model = apps.get_model(label)
-    post_save.connect(_bump, sender=model, dispatch_uid=f"policy-version-save-{label}")
-    post_delete.connect(_bump, sender=model, dispatch_uid=f"policy-version-delete-{label}")
+    post_save.connect(count_edit, sender=model, dispatch_uid=f"policy-version-save-{label}")
+    post_delete.connect(count_edit, sender=model, dispatch_uid=f"policy-version-delete-{label}")
 
 m2m_changed.connect(
-    lambda sender, action, **kw: _bump(sender) if action.startswith("post_") else None,
+    lambda sender, action, **kw: count_edit(sender) if action.startswith("post_") else None,
     sender=apps.get_model("termlists.TermList").configurations.through,
     dispatch_uid="policy-version-termlist-scope",
     weak=False,
 )
+
+# Every version is kept as a revision once its change commits (SPEC §12.4).
+version_bumped.connect(keep_revision, dispatch_uid="policy-version-revision")
 
 
 # --- Lock-outs (django-axes, issue 11): every one is logged, with who and from where. ---

@@ -8,7 +8,7 @@ from functools import wraps
 from django.contrib.auth.views import redirect_to_login
 from django.shortcuts import render
 
-from governance.work import queue
+from governance.work import editors
 
 
 def editor_required(view):
@@ -16,7 +16,7 @@ def editor_required(view):
     def guarded(request, *args, **kwargs):
         if not request.user.is_authenticated:
             return redirect_to_login(request.get_full_path())
-        if not queue.is_editor(request.user):
+        if not editors.is_editor(request.user):
             return render(request, "review/forbidden.html", status=403)
         return view(request, *args, **kwargs)
 

@@ -1,65 +1,31 @@
 """The task page's teaching acts (SPEC §10.2): right / wrong on a hint, a missed rule or term, apply a
 term's suggestion to the edit, keep a reviewed task as a policy example.
 
-Thin: parse the POST, call one service (`governance.review.teaching`, `governance.policy.kept`), redirect back
+Thin: parse the POST, call one service (`governance.review.teaching`, `governance.review.kept`), redirect back
 to the task (or render it with the edit filled in). Every act is a POST with CSRF.
 """
 from django.contrib import messages
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from governance.review import teaching as service
 from governance.errors import GavelError
-from governance.models import PolicyExample, Task
+from governance.models import Task
+from governance.review import teaching as service
 from governance.review.access import editor_required
 from governance.review.forms import EditForm
+from governance.review.kept import keep_as_example
 from governance.review.passages import apply_suggestion as replaced, suggestions_of
-
-
-def context(task: Task, rows: list[dict]) -> dict:
-    """What the teaching blocks of a task's page show; adds each hint row's verdict and suggestions."""
-    open_ = not service.is_final(task)
-    verdicts = service.verdicts(task)
-    hints = task.hints if isinstance(task.hints, list) else []
-    can_apply = task.status == Task.Status.READY
-    for row in rows:
-        hint = hints[row["index"]] if row["index"] < len(hints) else {}
-        facts = service.hint_facts(hint)
-        marked = {verdicts.get(service.encode(f)) for f in facts} - {None}
-        row["feedback_possible"] = bool(facts)
-        row["findings"] = [service.encode(f) for f in facts]
-        row["verdict"] = marked.pop() if len(marked) == 1 else ("mixed" if marked else "")
-        row["suggestions"] = [{"term": term, "suggestion": value} for term, value in suggestions_of(hint).items()
-                              if term in (row.get("terms") or ())] if can_apply and row.get("marked") else []
-    missed = [{"value": value, "label": label, "verdict": verdicts.get(value) == service.MISSED}
-              for value, label in service.missed_choices(task)] if open_ else []
-    reported = [value for value, verdict in verdicts.items() if verdict == service.MISSED]
-    kept = PolicyExample.objects.filter(from_task=task.pk).values_list("name", flat=True).first()
-    return {
-        "feedback_open": open_ and any(row["feedback_possible"] for row in rows) or (open_ and bool(missed)),
-        "missed_choices": missed, "missed_reported": len(reported),
-        "can_keep": bool(task.review_decision) and bool(task.edited_text if task.edited else task.answer),
-        "kept_example": kept or "",
-    }
+from governance.review.task_page import detail_context, scope_of, task_or_404, task_url
+from termlists.matcher import matches_outside
 
 
 def _back(task: Task, request, anchor: str = ""):
-    from governance.review.views import _scope_of, task_url
-
-    return redirect(task_url(task.pk, _scope_of(request)) + anchor)
+    return redirect(task_url(task.pk, scope_of(request)) + anchor)
 
 
-def _task(pk):
-    from governance.review.views import _task_or_404
-
-    return _task_or_404(pk)
-
-
-def _facts_task(pk):
+def _factstask_or_404(pk):
     """The task as the feedback acts read it: ids and review state, never a text column."""
-    from django.shortcuts import get_object_or_404
-
     return get_object_or_404(Task.objects.only("id", "review_decision", "correlation_id", "configuration", "also"),
                              pk=pk)
 
@@ -75,7 +41,7 @@ def _hint_index(request) -> int:
 @editor_required
 def mark(request, pk):
     """Mark one hint right or wrong (SPEC §10.2); changeable until the review is final."""
-    task = _facts_task(pk)
+    task = _factstask_or_404(pk)
     verdict = request.POST.get("verdict", "")
     try:
         service.mark(task, request.POST.getlist("finding"), verdict, user=request.user)
@@ -95,7 +61,7 @@ def mark(request, pk):
 @editor_required
 def missed(request, pk):
     """Report a rule or term the policy did not find in this text (a false negative)."""
-    task = _facts_task(pk)
+    task = _factstask_or_404(pk)
     try:
         service.report_missed(task, request.POST.get("finding", ""), user=request.user)
     except GavelError as exc:
@@ -110,9 +76,7 @@ def missed(request, pk):
 def apply_suggestion(request, pk):
     """Put the term's suggestion into the edit, at every place the hint marks; nothing is stored until the
     editor screens and accepts the edit."""
-    from governance.review.views import _detail_context, _scope_of
-
-    task = _task(pk)
+    task = task_or_404(pk)
     hints = task.hints if isinstance(task.hints, list) else []
     index = _hint_index(request)
     if task.status != Task.Status.READY or not 0 <= index < len(hints) or not isinstance(hints[index], dict):
@@ -130,13 +94,11 @@ def apply_suggestion(request, pk):
     messages.info(request, _("The suggestion replaced %(count)d place(s) in the edit below. Screen and accept the "
                              "edit to keep it.") % {"count": count})
     form = EditForm(initial={"text": edited})
-    return render(request, "review/detail.html", _detail_context(task, _scope_of(request), form))
+    return render(request, "review/detail.html", detail_context(task, scope_of(request), form))
 
 
 def _apply_to(text: str, hint: dict, term: str) -> tuple[str, int]:
     """Replace the term's occurrences in an editor's own text (the hint's offsets are of the answer)."""
-    from termlists.matcher import matches_outside
-
     suggestion = suggestions_of(hint).get(term)
     if not suggestion or term not in (hint.get("terms") or ()):
         return text, 0
@@ -150,9 +112,7 @@ def _apply_to(text: str, hint: dict, term: str) -> tuple[str, int]:
 @editor_required
 def keep(request, pk):
     """Keep the reviewed task as a policy example whose expectation follows the review."""
-    from governance.policy.kept import keep_as_example
-
-    task = _task(pk)
+    task = task_or_404(pk)
     try:
         example = keep_as_example(task, user=request.user)
     except GavelError as exc:

@@ -13,8 +13,9 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, Conflict
-from governance.models import GovernanceEvent, HintFeedback, Task, finding_of
+from governance.models import GovernanceEvent, HintFeedback, Task, finding_of, Configuration
 from governance.screening.pipeline import write_events
+from governance.review.rule_stats import FIRED_CHECKS, _fired_keys
 
 RIGHT, WRONG, MISSED = HintFeedback.Verdict.RIGHT, HintFeedback.Verdict.WRONG, HintFeedback.Verdict.MISSED
 FACT_FIELDS = ("check_name", "list_name", "term", "snippet", "rule")
@@ -60,7 +61,6 @@ def hint_rows(task: Task) -> list[tuple[int, list[dict]]]:
 def missed_choices(task: Task) -> list[tuple[str, str]]:
     """What an editor may say the policy missed on this task: the forbidden terms of the lists of the
     task's configurations, the lines of their rule sets, the active pattern rules. (value, label)."""
-    from governance.models import Configuration
     from judging.rulesets import rule_sets_for
     from snippets.models import PatternRule
     from termlists.matcher import parse_entries
@@ -113,8 +113,6 @@ def verdicts(task: Task) -> dict[str, str]:
 
 def fired(task: Task) -> set[str]:
     """The findings the task's screening recorded (encoded), read from its governance events: facts only."""
-    from governance.review.rule_stats import FIRED_CHECKS, _fired_keys
-
     if not task.correlation_id:
         return set()
     rows = (GovernanceEvent.objects.filter(correlation_id=task.correlation_id, check_name__in=FIRED_CHECKS,
@@ -186,7 +184,6 @@ def expectation(task: Task) -> dict:
 
 def _blocks(task: Task, finding: dict) -> bool:
     """Whether a finding the policy missed would stop the text: a block-mode list, or rules in block mode."""
-    from governance.models import Configuration
     from termlists.models import TermList
 
     if finding["check"] == "term_list":

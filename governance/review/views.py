@@ -3,32 +3,28 @@
 Thin: parse the request, call one service of `governance.work.queue`, render. Every action is a POST
 with CSRF; a refused act (a task that moved on, a blocked edit) says why on the page.
 """
-import hashlib
-import re
-from urllib.parse import urlencode
-
 from django.contrib import messages
 from django.core.paginator import Paginator
-from django.db.models import Case, Count, Q, When
+from django.db.models import Case, Count, When
 from django.db.models.fields.json import KT
 from django.db.models.functions import Substr
 from django.http import JsonResponse
-from django.conf import settings
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
-from governance.work import queue
 from governance.errors import Conflict
-from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
+from governance.models import Batch, Task
 from governance.pages import save_language
-from governance.models import Batch, Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
-from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
-from governance.review.passages import place
+from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, scope_q
+from governance.review.task_page import (
+    check_names, detail_context, next_waiting, queue_scope, scope_of, scope_query, signature, task_or_404, task_url,
+)
+from governance.work import editors, queue
 
 PER_PAGE = 25
 PREVIEW_CHARS = 160
@@ -36,35 +32,9 @@ PREVIEW_CHARS = 160
 # the texts as annotations, never a whole answer or input.
 LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "review_decision", "created",
                 "updated", "hints", "refusal", "failure", "edited")
-LIVE = (Task.Status.QUEUED, Task.Status.RUNNING)
-
-
-def _outcome_names():
-    return {"allowed": _("delivered"), "allowed_with_hints": _("delivered with hints"), "blocked": _("blocked")}
-
-
-def _check_names():
-    return {
-        "term_list": _("Term list"), "rules_judge": _("Rules (judge)"), "pattern_rules": _("Pattern rule"),
-        "citations": _("Citations"), "field": _("Field"), "secret_redaction": _("Secret redaction"),
-    }
 
 
 # --- the queue ---
-def _configurations():
-    return list(Task.objects.order_by("configuration").values_list("configuration", flat=True).distinct())
-
-
-def _scope(params) -> tuple[QueueFilter, dict]:
-    """The queue's filter form and its valid scope (status defaults to waiting for review)."""
-    form = QueueFilter(params or None, configurations=_configurations(),
-                       batches=list(Batch.objects.only("id", "name", "created").order_by("-created")[:50]))
-    return form, (form.scope() if params else {"status": WAITING_CHOICE})
-
-
-def scope_query(scope: dict) -> str:
-    """The scope as a query string, leaving out the default status."""
-    return urlencode({k: v for k, v in scope.items() if v and not (k == "status" and v == WAITING_CHOICE)})
 
 
 def _previewed(tasks):
@@ -93,7 +63,7 @@ def _row(task, names) -> dict:
 
 
 def _queue(request):
-    form, scope = _scope(request.GET)
+    form, scope = queue_scope(request.GET)
     everything = Task.objects.filter(scope_q({**scope, "status": ANY_STATUS}))
     counts = dict(everything.values_list("status").annotate(n=Count("pk")).order_by())
     tasks = _previewed(Task.objects.filter(scope_q(scope)).order_by("-created", "-pk"))
@@ -101,13 +71,8 @@ def _queue(request):
     return form, scope, counts, page
 
 
-def _signature(*parts) -> str:
-    """A short digest of what a live region shows: when it changes, the page fetches the region again."""
-    return hashlib.blake2b("|".join(str(p) for p in parts).encode(), digest_size=8).hexdigest()
-
-
 def _queue_signature(counts, page) -> str:
-    return _signature(sorted(counts.items()), [(t.pk, t.status, t.updated.isoformat()) for t in page])
+    return signature(sorted(counts.items()), [(t.pk, t.status, t.updated.isoformat()) for t in page])
 
 
 @require_GET
@@ -130,7 +95,7 @@ def queue_list(request):
     status_links.append(link(ANY_STATUS, _("All"), sum(counts.values())))
     for value, label in Task.Status.choices:
         status_links.append(link(value, label, counts.get(value, 0)))
-    names = _check_names()
+    names = check_names()
     return render(request, "review/queue.html", {
         "title": _("Review queue"), "form": form, "page": page, "rows": [_row(t, names) for t in page],
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
@@ -161,159 +126,12 @@ def queue_state(request):
 
 
 # --- one task ---
-def _task_or_404(pk):
-    return get_object_or_404(Task.objects.select_related("reviewed_by"), pk=pk)
-
-
-def _hint_rows(hints: list[dict], placed: set[int]) -> list[dict]:
-    names = _check_names()
-    rows = []
-    for index, hint in enumerate(hints):
-        if not isinstance(hint, dict):
-            continue
-        rule = hint.get("rule") if isinstance(hint.get("rule"), dict) else None
-        terms = hint.get("terms") if isinstance(hint.get("terms"), list) else []
-        rows.append({
-            "index": index, "number": len(rows) + 1, "check": hint.get("check", ""),
-            "check_name": names.get(hint.get("check"), hint.get("check", "")), "type": hint.get("type", ""),
-            "rule": rule, "pattern_rule": bool(rule and "number" not in rule),
-            "list": hint.get("list"), "terms": terms,
-            "missing": hint.get("missing") if isinstance(hint.get("missing"), list) else [],
-            "not_checked": hint.get("type") == "not_checked",
-            "reason": reason_text(hint["reason"]) if hint.get("reason") else "",
-            "configuration": hint.get("configuration", ""), "passage": hint.get("passage"),
-            "marked": index in placed, "tool_call": hint.get("tool_call"), "argument": hint.get("argument"),
-            "max_length": hint.get("max_length"), "length": hint.get("length"),
-            "message": hint.get("message", ""),
-        })
-    return rows
-
-
-def _marked(text: str, hints: list[dict]) -> tuple[list[dict], list[dict]]:
-    """(pieces of the text, hint rows): every hinted passage marked and credited to its hint."""
-    placed = place(text, hints)
-    rows = _hint_rows(hints, placed.placed)
-    numbers = {row["index"]: row["number"] for row in rows}
-    pieces = [{"text": p.text, "hints": [numbers[i] for i in p.hints if i in numbers],
-               "anchors": [numbers[i] for i in p.first_of if i in numbers],
-               "ends": [numbers[i] for i in p.ends if i in numbers],
-               "credited": numbers.get(p.credited)} for p in placed.pieces]
-    for row in rows:
-        row["occurrences"] = placed.occurrences.get(row["index"], 0)
-    return pieces, rows
-
-
-# The advice the worker writes for the consuming system; the page gives an editor's advice instead.
-_CONSUMER_ADVICE = ("%(reason)s Gave up after %(n)d attempts; check the provider and resubmit.",
-                    "Gavel could not run this task; it has been logged. Resubmit it.")
-_CONSUMER_ADVICE_SUFFIX = "Raise the cap or resubmit tomorrow."
-
-
-def worker_detail(message: str) -> str:
-    """The cause in a task's failure message without the advice meant for the consuming system."""
-    message = str(message or "").strip()
-    for code, _name in settings.LANGUAGES:
-        with translation.override(code):
-            for template in _CONSUMER_ADVICE:
-                pattern = re.escape(translation.gettext(template))
-                pattern = pattern.replace(re.escape("%(reason)s"), "(?P<reason>.*?)").replace(
-                    re.escape("%(n)d"), r"\d+")
-                match = re.fullmatch(pattern, message, flags=re.S)
-                if match:
-                    return (match.groupdict().get("reason") or "").strip()
-            suffix = translation.gettext(_CONSUMER_ADVICE_SUFFIX)
-            if message.endswith(suffix):
-                return message[: -len(suffix)].strip()
-    return message
-
-
-def failure_words(failure) -> dict:
-    """What failed and what an editor can do, in their words; the worker's detail below."""
-    failure = failure if isinstance(failure, dict) else {}
-    code = str(failure.get("code") or "")
-    what, todo = TASK_FAILURES.get(code, TASK_FAILURE_OTHER)
-    return {"code": code, "what": str(what), "todo": str(todo), "detail": worker_detail(failure.get("message", ""))}
-
-
-def _scope_of(request) -> dict:
-    """The queue scope a task's page was opened in (its query string, or the POSTed hidden fields)."""
-    params = request.POST if request.method == "POST" else request.GET
-    params = {k: params[k] for k in ("status", "kind", "configuration", "q") if params.get(k)}
-    return _scope(params)[1]
-
-
-def _neighbours(task: Task, scope: dict) -> tuple:
-    """(the task above, the task below) in the queue's order (newest first) within its scope."""
-    rows = Task.objects.filter(scope_q(scope))
-    newer = (rows.filter(Q(created__gt=task.created) | Q(created=task.created, pk__gt=task.pk))
-             .order_by("created", "pk").values_list("pk", flat=True).first())
-    older = (rows.filter(Q(created__lt=task.created) | Q(created=task.created, pk__lt=task.pk))
-             .order_by("-created", "-pk").values_list("pk", flat=True).first())
-    return newer, older
-
-
-def next_waiting(task: Task, scope: dict):
-    """The task to review after this one: the next one down the queue that still waits, else the
-    newest one waiting; None when nothing else waits in this scope."""
-    scope = dict(scope)
-    if scope.get("status") not in WAITING:
-        scope["status"] = WAITING_CHOICE
-    rows = Task.objects.filter(scope_q(scope)).exclude(pk=task.pk)
-    older = (rows.filter(Q(created__lt=task.created) | Q(created=task.created, pk__lt=task.pk))
-             .order_by("-created", "-pk").values_list("pk", flat=True).first())
-    return older or rows.order_by("-created", "-pk").values_list("pk", flat=True).first()
-
-
-def task_url(pk, scope: dict) -> str:
-    query = scope_query(scope)
-    return reverse("review:task", args=[pk]) + (f"?{query}" if query else "")
-
-
-def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "", edit_body=None) -> dict:
-    text = task.edited_text if task.edited else task.answer
-    hints = task.hints if isinstance(task.hints, list) else []
-    # A blocked text is not kept (SPEC §9): its hints are listed, nothing is marked.
-    pieces, rows = _marked(text if task.outcome != "blocked" else "", hints)
-    if edit_form is None and task.status == Task.Status.READY:
-        edit_form = EditForm(initial={"text": text})
-    edit_pieces, edit_hints = _marked(edit_body.get("text") or "", edit_body.get("hints") or []) if edit_body \
-        else ([], [])
-    newer, older = _neighbours(task, scope)
-    edit_value = edit_form["text"].value() if edit_form is not None else ""
-    from governance.review import feedback  # the teaching blocks (SPEC §10.2) mark up the hint rows
-
-    return {**feedback.context(task, rows),
-        "title": _("Task %(id)s") % {"id": str(task.pk)[:8]}, "task": task, "text": text, "pieces": pieces,
-        "hints": rows, "edit_form": edit_form, "edit_error": edit_error,
-        "edit_hints": edit_hints, "edit_pieces": edit_pieces, "edit_length": len(edit_value or ""),
-        "can_accept": task.status == Task.Status.READY,
-        "can_reject": task.status in (Task.Status.READY, Task.Status.BLOCKED),
-        "can_cancel": task.status == Task.Status.QUEUED,
-        "can_retry": task.status == Task.Status.FAILED,
-        "failure": failure_words(task.failure) if task.status == Task.Status.FAILED else None,
-        "earlier_failures": [{**f, **failure_words(f)} for f in queue.earlier_failures(task)],
-        "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
-        "field": task.field if isinstance(task.field, dict) else None,
-        "outcome": _outcome_names().get(task.outcome, task.outcome),
-        "from_demo_provider": _answered_by_demo(task),
-        "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
-        "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
-        "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
-    }
-
-
-def _answered_by_demo(task: Task) -> bool:
-    """Whether the answer came from a demo provider (litellm's mock_response, no model): say so."""
-    from judging.llm import DEMO_ROUTE
-
-    provider = (task.completion or {}).get("provider") if isinstance(task.completion, dict) else None
-    return bool(provider) and Provider.objects.filter(name=provider, route=DEMO_ROUTE).exists()
 
 
 @require_GET
 @editor_required
 def task_detail(request, pk):
-    return render(request, "review/detail.html", _detail_context(_task_or_404(pk), _scope_of(request)))
+    return render(request, "review/detail.html", detail_context(task_or_404(pk), scope_of(request)))
 
 
 @require_GET
@@ -322,7 +140,7 @@ def task_state(request, pk):
     """What a task's page polls while the task is queued or running: its status, no text."""
     task = get_object_or_404(Task.objects.only("id", "status", "updated"), pk=pk)
     return JsonResponse({"id": str(task.pk), "status": task.status, "status_label": task.get_status_display(),
-                         "signature": _signature(task.status, task.updated.isoformat())})
+                         "signature": signature(task.status, task.updated.isoformat())})
 
 
 def _go_on(request, task: Task, scope: dict, done: str):
@@ -341,23 +159,23 @@ def _go_on(request, task: Task, scope: dict, done: str):
 @require_POST
 @editor_required
 def accept(request, pk):
-    task = _task_or_404(pk)
-    scope = _scope_of(request)
+    task = task_or_404(pk)
+    scope = scope_of(request)
     edit_form = None
     edited_text = None
     if "text" in request.POST:
         edit_form = EditForm(request.POST)
         if not edit_form.is_valid():
-            return render(request, "review/detail.html", _detail_context(task, scope, edit_form), status=400)
+            return render(request, "review/detail.html", detail_context(task, scope, edit_form), status=400)
         edited_text = edit_form.cleaned_data["text"]
     try:
-        queue.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language(),
+        editors.accept(task, user=request.user, edited_text=edited_text, reader_language=translation.get_language(),
                      confirm_hints=request.POST.get("confirm_hints") == "1")
-    except queue.EditBlocked as exc:
+    except editors.EditBlocked as exc:
         error = _("The edited text was not accepted: %(message)s") % {"message": exc.block.get("message", "")}
-        return render(request, "review/detail.html", _detail_context(task, scope, edit_form, error))
-    except queue.EditHasHints as exc:
-        return render(request, "review/detail.html", _detail_context(task, scope, edit_form, edit_body=exc.body))
+        return render(request, "review/detail.html", detail_context(task, scope, edit_form, error))
+    except editors.EditHasHints as exc:
+        return render(request, "review/detail.html", detail_context(task, scope, edit_form, edit_body=exc.body))
     except Conflict as exc:
         messages.error(request, exc.message)
         return redirect(task_url(task.pk, scope))
@@ -366,8 +184,8 @@ def accept(request, pk):
 
 def _act(request, pk, act, done: str, *, go_on: bool = True):
     """Run one review act on the task; a status that does not allow it is said on the page."""
-    task = _task_or_404(pk)
-    scope = _scope_of(request)
+    task = task_or_404(pk)
+    scope = scope_of(request)
     try:
         act(task)
     except Conflict as exc:
@@ -382,13 +200,13 @@ def _act(request, pk, act, done: str, *, go_on: bool = True):
 @require_POST
 @editor_required
 def reject(request, pk):
-    return _act(request, pk, lambda task: queue.reject(task, user=request.user), _("Rejected."))
+    return _act(request, pk, lambda task: editors.reject(task, user=request.user), _("Rejected."))
 
 
 @require_POST
 @editor_required
 def retry(request, pk):
-    return _act(request, pk, lambda task: queue.retry(task, user=request.user),
+    return _act(request, pk, lambda task: editors.retry(task, user=request.user),
                 _("Queued again as a new attempt."))
 
 

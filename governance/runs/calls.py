@@ -8,20 +8,21 @@ imports neither, so the arrows run one way.
 """
 from __future__ import annotations
 
+from decimal import Decimal
 import logging
 import os
 import time
-from decimal import Decimal
 
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance.runs import connections
-
-from governance.runs import limits
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, UsageDay
+from governance.records.provider_keys import key_env_problem
+from governance.runs import connections
+from governance.runs import limits, provider_failures
+from governance.runs.provider_failures import for_consumer
 from governance.screening.pipeline import write_events
 
 logger = logging.getLogger("gavel.calls")
@@ -116,7 +117,6 @@ def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str
 def model_target(configuration: Configuration, timeout_cap: float | None = None):
     from judging.llm import ModelTarget
 
-    from governance.runs.provider_keys import key_env_problem
 
     provider = configuration.provider
     if key_env_problem(provider.api_key_env):
@@ -166,7 +166,6 @@ def _messages_for(configuration: Configuration, messages: list[dict]) -> list[di
 
 def _raise_chain_failure(errors: list, failures: list | None = None) -> None:
     """Say which providers of the chain failed and how (governance/runs/provider_failures.py)."""
-    from governance.runs.provider_failures import for_consumer
 
     said = for_consumer(failures or [])
     if errors and all(e.timeout for e in errors):
@@ -242,7 +241,6 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
 def _through_chain(configuration: Configuration, ask, *, correlation_id: str, actor: str,
                    timeout_cap: float | None, busy_wait: float | None = None, tokens: int = 0):
     """Call `ask(candidate, target)` along the configuration's chain until one answers; count its usage."""
-    from governance.runs import provider_failures
     from judging.llm import ProviderError, UnsupportedParameters
 
     deadline = time.monotonic() + timeout_cap if timeout_cap is not None else None
@@ -305,7 +303,6 @@ def _through_chain(configuration: Configuration, ask, *, correlation_id: str, ac
 
 def _refused(failure: dict) -> ProviderFailed:
     """A provider refused the request itself (a 4xx other than 429): asking again would not help."""
-    from governance.runs.provider_failures import for_consumer
 
     return ProviderFailed(_("The provider refused the request: %(failure)s.") % {"failure": for_consumer([failure])},
                           retryable=False)

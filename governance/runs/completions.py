@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
-from governance.runs import limits
-
-from governance.screening import service as services
+from governance.errors import BadInput
+from governance.models import Configuration
+from governance.runs import limits, provider_failures
 # The call service (budgets, usage rows, fallbacks, limits) lives in governance/runs/calls.py; its names
 # stay importable from here for the completion service's callers.
 from governance.runs.calls import (  # noqa: F401
@@ -22,9 +22,10 @@ from governance.runs.calls import (  # noqa: F401
     _unsupported, _update_usage, call_decision, call_model, chain_of, claim_request, model_target, over_budget,
     refuse_budget, sampling,
 )
-from governance.errors import BadInput
-from governance.models import Configuration
-from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output, ToolCall
+from governance.runs.escalation import screen_generated, tool_calls_of
+from governance.screening import service as services
+from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output
+from governance.screening.redaction import StreamRedactor
 
 logger = logging.getLogger("gavel.completions")
 
@@ -103,18 +104,13 @@ def _completion_info(reply, served: Configuration, escalated_from: str | None = 
     return info
 
 
-def _tool_calls(reply) -> list[ToolCall]:
-    return [ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id")) for c in reply.tool_calls]
-
-
 def run(call: PreparedCall) -> dict:
     """Generate, then screen the answer; the response of SPEC §11.1 with `completion`."""
-    from governance.runs.escalation import screen_generated
 
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, busy_wait=call.busy_wait, **call.options)
     # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
-    result = screen_generated(call, Output(text=reply.text or "", tool_calls=_tool_calls(reply)), reply, served)
+    result = screen_generated(call, Output(text=reply.text or "", tool_calls=tool_calls_of(reply)), reply, served)
     body = result.screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     return body
@@ -139,7 +135,6 @@ def open_stream(call: PreparedCall):
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
     returns (handle, iterator, first chunk, serving configuration, usage day).
     """
-    from governance.runs import provider_failures
     from judging.llm import ProviderError, UnsupportedParameters, stream
 
     errors, failures = [], []
@@ -213,8 +208,6 @@ def planned_steps(call: PreparedCall, opened):
 def stream_steps(call: PreparedCall, opened=None, facts=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
     every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
-    from governance.runs.escalation import screen_generated
-    from governance.screening.redaction import StreamRedactor
     from judging.llm import ProviderError
 
     handle, iterator, first, served, day = opened or open_stream(call)
@@ -239,7 +232,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         getattr(handle, "limit_slot", limits.NO_LIMIT).release(reply.usage.get("total_tokens", 0))
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
-        result = screen_generated(call, Output(text="".join(parts), tool_calls=_tool_calls(reply)), reply, served,
+        result = screen_generated(call, Output(text="".join(parts), tool_calls=tool_calls_of(reply)), reply, served,
                                   facts, live=not held)
         screening = result.screening
     except Exception as exc:
@@ -248,7 +241,6 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         getattr(handle, "limit_slot", limits.NO_LIMIT).release()
         timed_out = getattr(exc, "timeout", False)
         if isinstance(exc, ProviderError):
-            from governance.runs import provider_failures
 
             failure = provider_failures.facts(served, exc)
             logger.warning("stream failed after it started: %s", provider_failures.sentence(failure, for_admin=True))

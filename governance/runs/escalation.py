@@ -7,11 +7,12 @@ is a governance event.
 """
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass, replace
+import logging
 
 from governance.errors import BudgetExceeded, ProviderFailed, ProviderTimedOut
-from governance.screening.pipeline import CallFacts, Output, Screening, run_pipeline, write_events
+from governance.runs.calls import call_model
+from governance.screening.pipeline import CallFacts, Output, Screening, ToolCall, run_pipeline, write_events
 
 logger = logging.getLogger("gavel.completions")
 
@@ -27,6 +28,11 @@ class Generated:
     reply: object  # judging.llm.ModelReply
     served: object  # the Configuration that answered
     escalated_from: str | None = None  # the configuration whose answer failed verification
+
+
+def tool_calls_of(reply) -> list[ToolCall]:
+    """The tool calls of a model's reply, as the screening reads them."""
+    return [ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id")) for c in reply.tool_calls]
 
 
 def failed_checks(screening: Screening) -> list[dict]:
@@ -65,10 +71,8 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
                        call.configuration.identifier, answer, call.correlation_id)
         generated = Generated(run_pipeline(output, facts), reply, served)
     else:
-        from governance.runs.completions import _tool_calls
-
         second_reply, second_served = answer
-        second_output = Output(text=second_reply.text or "", tool_calls=_tool_calls(second_reply))
+        second_output = Output(text=second_reply.text or "", tool_calls=tool_calls_of(second_reply))
         second_facts = replace(facts, served_by=second_served.provider, escalates=False)
         generated = Generated(run_pipeline(second_output, second_facts), second_reply, second_served,
                               escalated_from=served.identifier)
@@ -82,8 +86,6 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
 
 def _ask(call, escalation):
     """(reply, served) from the escalation configuration, or why it could not answer."""
-    from governance.runs.completions import call_model
-
     try:
         return call_model(escalation, call.messages, correlation_id=call.correlation_id, actor=call.actor,
                           **call.options)

@@ -29,8 +29,10 @@ from dataclasses import dataclass, field
 
 from django.conf import settings
 from django.core.cache import caches
+from django.core.cache.backends.redis import RedisCache
 from django.utils.translation import gettext as _
 
+from governance.cache import redis_client
 from governance.errors import ProviderBusy
 
 logger = logging.getLogger("gavel.limits")
@@ -235,16 +237,12 @@ _local = LocalCounts()
 
 
 def _counts():
-    from django.core.cache.backends.redis import RedisCache
-
-    from governance.api.auth import _redis_client
-
     store = caches["default"]
     if isinstance(store, RedisCache):
         backend = store._cache
         counts = getattr(backend, "_gavel_limit_counts", None)
         if counts is None:
-            counts = backend._gavel_limit_counts = RedisCounts(_redis_client(store), store.make_and_validate_key)
+            counts = backend._gavel_limit_counts = RedisCounts(redis_client(store), store.make_and_validate_key)
         return counts
     return _local
 

@@ -11,26 +11,12 @@ import logging
 from urllib.parse import urlsplit, urlunsplit
 
 from django.db import DatabaseError, transaction
-from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy
+
+# How a failure reads is a message like every other (governance.messages); named here for the run's callers.
+from governance.messages import failure_for_consumer as for_consumer, failure_sentence as sentence  # noqa: F401
+from governance.screening.pipeline import write_events
 
 logger = logging.getLogger("gavel.completions")
-
-# How each kind of failure reads; the HTTP status is added where one arrived.
-KINDS = {
-    "connection": gettext_lazy("could not connect"),
-    "timeout": gettext_lazy("no answer in time"),
-    "missing_key": gettext_lazy("its key variable is not set"),
-    "rate_limited": gettext_lazy("rate limited"),
-    "server_error": gettext_lazy("server error"),
-    "unauthorized": gettext_lazy("the key was refused"),
-    "forbidden": gettext_lazy("access refused"),
-    "payment_required": gettext_lazy("payment required"),
-    "not_found": gettext_lazy("model or endpoint not found"),
-    "bad_request": gettext_lazy("request refused"),
-    "unusable_response": gettext_lazy("its answer could not be read"),
-}
-
 
 def public_address(api_base: str | None) -> str:
     """The address without credentials, query or fragment (an api_base may carry a key in either)."""
@@ -63,45 +49,10 @@ def facts(candidate, error) -> dict:
     return fact
 
 
-def how(fact: dict, *, for_admin: bool) -> str:
-    """How the call failed, in the active language. The administrator also reads the address and
-    the key variable; a consumer does not (they are the deployment's, not the caller's)."""
-    kind = fact.get("failure", "")
-    address = fact.get("api_base", "") if for_admin else ""
-    if kind == "connection" and fact.get("refused"):
-        text = _("connection refused at %(address)s") % {"address": address} if address else _("connection refused")
-    elif kind == "connection":
-        text = _("could not connect to %(address)s") % {"address": address} if address else str(KINDS[kind])
-    elif kind == "missing_key" and for_admin and fact.get("key_env"):
-        text = _("the key variable %(variable)s is not set") % {"variable": fact["key_env"]}
-    elif kind == "timeout" and fact.get("timeout"):
-        text = _("no answer within %(seconds)s s") % {"seconds": fact["timeout"]}
-    else:
-        text = str(KINDS.get(kind, _("the call failed")))
-    if fact.get("status") and kind != "timeout":
-        text = _("HTTP %(status)s, %(how)s") % {"status": fact["status"], "how": text}
-    if kind != "connection" and kind != "missing_key" and address:
-        text += " " + _("(at %(address)s)") % {"address": address}
-    return text
-
-
-def sentence(fact: dict, *, for_admin: bool) -> str:
-    """`provider demo-local (configuration demo): connection refused at http://…`."""
-    return _("provider %(provider)s (configuration %(configuration)s): %(how)s") % {
-        "provider": fact.get("provider", "?"), "configuration": fact.get("configuration", "?"),
-        "how": how(fact, for_admin=for_admin)}
-
-
-def for_consumer(failures: list[dict]) -> str:
-    return "; ".join(sentence(fact, for_admin=False) for fact in failures)
-
-
 def record(failures: list[dict], *, configuration, correlation_id: str, actor: str,
            answered_by: str | None = None) -> None:
     """One governance event for a chain in which providers failed: which, and how; `answered_by`
     names the fallback that answered in the end, if one did."""
-    from governance.screening.pipeline import write_events
-
     if not failures:
         return
     first = failures[0]

@@ -3,7 +3,7 @@ the reader's language. Rendered from the stored facts only (SPEC §2.7), never f
 from django.utils.translation import gettext as _
 
 from governance import messages as core
-from governance.models import GovernanceEvent
+from governance.models import GovernanceEvent, HintFeedback
 
 # The models' choice labels: the admin's columns and filters say the same words as the sentence.
 DECISIONS = dict(GovernanceEvent.Decision.choices)
@@ -58,9 +58,7 @@ def sentence(event) -> str:
         parts.append(_("reason: %(reason)s") % {"reason": core.reason_text(str(detail["reason"]))})
     failures = [f for f in detail.get("failures") or () if isinstance(f, dict)]
     if failures:
-        from governance.runs.provider_failures import sentence as failure_sentence
-
-        parts.append("; ".join(failure_sentence(f, for_admin=True) for f in failures))
+        parts.append("; ".join(core.failure_sentence(f, for_admin=True) for f in failures))
         if detail.get("answered_by"):
             parts.append(_("answered by the fallback %(configuration)s") % {"configuration": detail["answered_by"]})
     if detail.get("failed_open"):
@@ -87,6 +85,4 @@ def _judge(judge: dict) -> str:
 
 
 def _verdict(verdict: str) -> str:
-    from governance.models import HintFeedback
-
     return str(dict(HintFeedback.Verdict.choices).get(verdict, verdict))

@@ -14,6 +14,7 @@ from django.utils.module_loading import import_string
 
 from governance.screening import text as textlib
 from governance.messages import settle_reported_hints
+from governance.models import GovernanceEvent
 
 logger = logging.getLogger("gavel.screening")
 
@@ -294,6 +295,4 @@ def run_pipeline(output: Output, facts: CallFacts) -> Screening:
 def write_events(events: list[dict]) -> None:
     if not events:
         return
-    from governance.models import GovernanceEvent
-
     GovernanceEvent.objects.bulk_create([GovernanceEvent(**event) for event in events])

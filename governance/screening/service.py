@@ -6,7 +6,9 @@ from django.db import connection
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
-from governance.models import GRANTABLE_KINDS, Configuration, Consumer, PolicyVersion, Provider
+from governance.models import (
+    GRANTABLE_KINDS, Configuration, Consumer, PolicyVersion, Provider, forget_links, GovernanceEvent,
+)
 from governance.screening.pipeline import CallFacts, Output, ToolCall, run_pipeline
 
 
@@ -98,8 +100,6 @@ def _configurations_at(version: int, ids: dict[str, int]) -> dict[str, Configura
 
 def forget_configurations() -> None:
     """Drop this process's copies and their links (tests: a rolled-back database reuses version numbers)."""
-    from governance.models import forget_links
-
     _configurations["entry"] = (None, {})
     forget_links()
 
@@ -153,8 +153,6 @@ def purge_governance(days: int, *, now=None) -> tuple[int, datetime]:
     from datetime import timedelta
 
     from django.utils import timezone
-
-    from governance.models import GovernanceEvent
 
     if days < 1:
         raise ValueError("days must be at least 1")

@@ -3,6 +3,7 @@ progress counted from the task rows, cancelled while queued, one callback when a
 """
 from __future__ import annotations
 
+import json
 import logging
 
 from django.conf import settings
@@ -11,13 +12,15 @@ from django.db.models import Count, F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance.runs import completions
-
-from governance.work import queue
-
-from governance.screening import service as services
 from governance.errors import BadInput, GavelError
 from governance.models import Batch, Task
+from governance.runs import completions
+from governance.screening import service as services
+from governance.work import queue
+from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
+from governance.work.sending import (
+    DELIVER_BATCH_CALLBACK, PUBLISH_BATCH, RUN_TASK, celery_task, producer_or_acquire,
+)
 
 logger = logging.getLogger("gavel.batches")
 
@@ -59,7 +62,7 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
         except GavelError as exc:
             raise _item_error(exc, index) from None
         url = item.get("callback_url") or ""
-        if url and not queue.callback_allowed(url):
+        if url and not callback_allowed(url):
             raise BadInput(_("The callback host is not on the allow-list."), code="invalid", fields={
                 f"items[{index}].callback_url": [_("Give an http(s) URL whose host is on GAVEL_CALLBACK_HOSTS.")]})
         messages = [dict(m) for m in item.get("messages") or []] or [{"role": "user", "content": item["instruction"]}]
@@ -79,14 +82,12 @@ def publish(batch_id, ids) -> None:
     """Ask the workers for the batch with one message; a worker sends the tasks' own messages
     (`fan_out`), so the request that queued 10,000 rows does not wait for 10,000 sends. What cannot
     be sent stays queued; the sweep sends it again."""
-    from governance.work.tasks import publish_batch
-
     if settings.CELERY_TASK_ALWAYS_EAGER:
         for task_id in ids:
             queue.enqueue(task_id)
         return
     try:
-        publish_batch.apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        celery_task(PUBLISH_BATCH).apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the rows
         logger.warning("could not send batch %s to the broker; the sweep will send its tasks", batch_id,
                        exc_info=True)
@@ -94,12 +95,10 @@ def publish(batch_id, ids) -> None:
 
 def fan_out(batch_id) -> int:
     """Send a message for every queued task of the batch, over one broker connection (a worker runs this)."""
-    from governance.celery import app
-    from governance.work.tasks import run_task
-
+    run_task = celery_task(RUN_TASK)
     ids = list(Task.objects.filter(batch_id=batch_id, status=Status.QUEUED).order_by("created", "pk")
                .values_list("pk", flat=True))
-    with app.producer_or_acquire() as producer:
+    with producer_or_acquire() as producer:
         for task_id in ids:
             run_task.apply_async(args=[str(task_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE, producer=producer)
     return len(ids)
@@ -144,14 +143,12 @@ def check_finished(batch_id) -> bool:
     if done and Batch.objects.filter(pk=batch_id).exclude(callback_url="").exists():
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # Eager Celery would deliver inside the request that finished the batch: a hanging host would hang it.
-            from governance.work.callbacks import deliver_batch_in_background
-
-            deliver_batch_in_background(batch_id)
+            deliver_in_background(f"batch {batch_id}", lambda: post_callback(batch_id),
+                                  lambda: give_up_callback(batch_id))
             return True
-        from governance.work.tasks import deliver_batch_callback
-
         try:
-            deliver_batch_callback.apply_async(args=[str(batch_id)], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+            celery_task(DELIVER_BATCH_CALLBACK).apply_async(args=[str(batch_id)],
+                                                           queue=settings.CELERY_TASK_DEFAULT_QUEUE)
         except Exception:  # noqa: BLE001 - a callback never blocks or fails the work that caused it
             logger.warning("could not queue the callback of batch %s", batch_id, exc_info=True)
     return bool(done)
@@ -162,19 +159,21 @@ def post_callback(batch_id) -> bool:
 
     True when delivered (or when nothing can be delivered: no batch, no URL, a host off the allow-list).
     """
-    import json
-
     batch = Batch.objects.select_related("consumer").filter(pk=batch_id).first()
     if batch is None or not batch.callback_url:
         return True
-    if not queue.callback_allowed(batch.callback_url):
+    if not callback_allowed(batch.callback_url):
         _record(batch, "refused", _("The callback host is no longer on the allow-list."))
         return True
     secret = batch.consumer.callback_secret if batch.consumer_id else ""
-    delivered, error = queue.send_callback(batch.callback_url, json.dumps(batch_json(batch)).encode("utf-8"),
-                                           {"X-Gavel-Batch": str(batch.pk)}, secret, what=f"batch {batch.pk}")
+    delivered, error = send_callback(batch.callback_url, json.dumps(batch_json(batch)).encode("utf-8"),
+                                     {"X-Gavel-Batch": str(batch.pk)}, secret, what=f"batch {batch.pk}")
     _record(batch, "delivered" if delivered else "failing", error)
     return delivered
+
+
+def give_up_callback(batch_id) -> None:
+    Batch.objects.filter(pk=batch_id).update(callback_status="failed")
 
 
 def _record(batch: Batch, status: str, error: str) -> None:

@@ -1,4 +1,5 @@
-"""Callback signing and, in the embedded default, delivery off the request path (SPEC §10).
+"""Callbacks on the wire (SPEC §10): the allow-list, signing, one POST, and, in the embedded
+default, delivery off the request path.
 
 Every callback carries `X-Gavel-Signature: t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the
 consumer's callback secret over "<t>." + the raw body (docs/tasks.md shows a receiver's check).
@@ -13,8 +14,12 @@ import logging
 import queue as queues
 import threading
 import time
+import urllib.error
+import urllib.request
+from urllib.parse import urlsplit
 
 from django.conf import settings
+from django.utils.translation import gettext as _
 
 logger = logging.getLogger("gavel.queue")
 
@@ -28,20 +33,101 @@ def signature(secret: str, body: bytes, timestamp: int | None = None) -> str:
     return f"t={t},v1={digest}"
 
 
+def callback_allowed(url: str, hosts: list[str] | None = None) -> bool:
+    """http(s) to a host on GAVEL_CALLBACK_HOSTS: `host` allows any port, `host:port` that port."""
+    hosts = settings.GAVEL_CALLBACK_HOSTS if hosts is None else hosts
+    try:
+        parts = urlsplit(url)
+        port = parts.port or (443 if parts.scheme == "https" else 80)
+    except ValueError:
+        return False
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        return False
+    host = parts.hostname.lower()
+    for entry in hosts:
+        allowed_host, allowed_port = _host_entry(entry)
+        if host == allowed_host and (allowed_port is None or port == allowed_port):
+            return True
+    return False
+
+
+def _host_entry(entry: str) -> tuple[str, int | None]:
+    """An allow-list entry as (host, port or None for any): `host`, `host:port`, `[v6]`, `[v6]:port`, bare v6."""
+    entry = entry.strip().lower()
+    if entry.startswith("["):
+        host, _bracket, rest = entry[1:].partition("]")
+        port = rest[1:] if rest.startswith(":") else ""
+    elif entry.count(":") == 1:
+        host, _sep, port = entry.partition(":")
+    else:
+        host, port = entry, ""  # a host name, or an IPv6 address without brackets (any port)
+    if port and not port.isdigit():
+        return "", None  # a malformed entry allows nothing
+    return host, (int(port) if port else None)
+
+
+class _NoRedirects(urllib.request.HTTPRedirectHandler):
+    """A 3xx is an answer, never an instruction: following it would reach hosts off the allow-list."""
+
+    def redirect_request(self, req, fp, code, msg, headers, newurl):
+        return None  # urllib then raises HTTPError with the 3xx status
+
+
+_OPENER = urllib.request.build_opener(_NoRedirects)
+
+
+def _explicitly_allowed(url: str) -> bool:
+    """Whether the URL's host and port are named together on the allow-list (not a bare host, any port)."""
+    return callback_allowed(url, [entry for entry in settings.GAVEL_CALLBACK_HOSTS
+                                  if _host_entry(entry)[1] is not None])
+
+
+def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what: str) -> tuple[bool, str]:
+    """POST `payload`, signed with `secret`, to `url` once: (delivered, the error a consumer may read).
+
+    Redirects are never followed. What the consumer reads says less when the URL reached a port the
+    allow-list does not name: "refused" against "HTTP 404" would map a host's ports for anyone who
+    can submit a task. The log names `what` (a task or a batch), the host and the status, never text.
+    """
+    host = urlsplit(url).hostname or "?"
+    headers = {"Content-Type": "application/json", "User-Agent": "Gavel", **headers}
+    if secret:
+        headers[SIGNATURE_HEADER] = signature(secret, payload)
+    request = urllib.request.Request(url, data=payload, method="POST", headers=headers)
+    detailed = _explicitly_allowed(url)
+    generic = _("The callback was not delivered: the receiver gave no 2xx answer.")
+    try:
+        with _OPENER.open(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:
+            code = response.status
+    except urllib.error.HTTPError as exc:
+        code = exc.code
+        exc.close()
+    except (urllib.error.URLError, OSError) as exc:
+        reason = type(getattr(exc, "reason", exc)).__name__
+        logger.warning("callback of %s to %s failed: %s", what, host, reason)
+        return False, (_("Could not reach the callback host (%(reason)s).") % {"reason": reason}
+                       if detailed else generic)
+    if 200 <= code < 300:
+        logger.info("callback of %s to %s delivered (%s)", what, host, code)
+        return True, ""
+    logger.warning("callback of %s to %s answered %s", what, host, code)
+    if 300 <= code < 400:
+        return False, _("The callback host answered with a redirect; redirects are never followed, so it was not "
+                        "delivered. Give the final URL.")
+    return False, (_("The callback host answered HTTP %(code)s.") % {"code": code} if detailed else generic)
+
+
 # --- eager mode: one background thread per process ---
 _jobs: queues.Queue = queues.Queue()
 _started = threading.Lock()
 _thread: threading.Thread | None = None
 
 
-def deliver_in_background(task_id, status: str) -> None:
-    """Queue one task's delivery (with its retries) for this process's callback thread."""
-    _queue_job(("task", str(task_id), status))
-
-
-def deliver_batch_in_background(batch_id) -> None:
-    """Queue one batch's delivery (with its retries) for this process's callback thread."""
-    _queue_job(("batch", str(batch_id), None))
+def deliver_in_background(what: str, post, give_up) -> None:
+    """Queue one delivery for this process's callback thread: `post()` is one attempt (True when
+    delivered), retried with backoff; `give_up()` records that every attempt failed. `what` names
+    the task or batch in the log."""
+    _queue_job((what, post, give_up))
 
 
 def _queue_job(job: tuple) -> None:
@@ -63,22 +149,14 @@ def wait_until_idle(timeout: float = 30.0) -> bool:
     return True
 
 
-def deliver_with_retries(task_id: str, status: str | None, kind: str = "task") -> bool:
-    from governance.work import batches
-    from governance.work import queue
-    from governance.models import Batch
-
-    post = (lambda: queue.post_callback(task_id, status)) if kind == "task" else (lambda: batches.post_callback(task_id))
+def deliver_with_retries(post, give_up) -> bool:
     attempts = max(settings.GAVEL_CALLBACK_MAX_ATTEMPTS, 1)
     for attempt in range(attempts):
         if post():
             return True
         if attempt + 1 < attempts:
             time.sleep(settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt))
-    if kind == "task":
-        queue.give_up_callback(task_id)
-    else:
-        Batch.objects.filter(pk=task_id).update(callback_status="failed")
+    give_up()
     return False
 
 
@@ -86,12 +164,12 @@ def _work() -> None:
     from django.db import close_old_connections, connection
 
     while True:
-        kind, object_id, status = _jobs.get()
+        what, post, give_up = _jobs.get()
         try:
             close_old_connections()
-            deliver_with_retries(object_id, status, kind)
+            deliver_with_retries(post, give_up)
         except Exception:  # noqa: BLE001 - one failing delivery must not stop the thread
-            logger.exception("callback of %s %s could not be delivered", kind, object_id)
+            logger.exception("callback of %s could not be delivered", what)
         finally:
             connection.close()
             _jobs.task_done()

@@ -1,4 +1,6 @@
-"""Queued tasks and field fills (SPEC §10): submit, claim, run, cancel, review, purge.
+"""Queued tasks and field fills (SPEC §10): submit, claim, run, cancel, callbacks, sweep, purge.
+
+An editor's decisions on a finished task are in `governance.work.editors`.
 
 The database row is the source of truth; a Celery message carries only the id.
 A worker claims a row with one conditional UPDATE and finishes it with another
@@ -8,53 +10,35 @@ How a row left `running` by a dead worker is recovered: docs/tasks.md.
 """
 from __future__ import annotations
 
+import json
 import logging
+import random
 import uuid
 from datetime import timedelta
-import urllib.error
-import urllib.request
 from urllib.parse import urlsplit
 
 from django.conf import settings
-from django.contrib.auth.models import Group
 from django.db import transaction
 from django.db.models import F, Q
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from governance.runs import completions
-
-from governance.screening import service as services
 from governance.errors import (
     BadInput, BudgetExceeded, Conflict, GavelError, ProviderBusy, ProviderFailed, ProviderTimedOut,
 )
-from governance.models import PolicyVersion, Task
-from governance.screening.pipeline import CallFacts, Output, run_pipeline, write_events
+from governance.messages import settle_reported_hints
+from governance.models import Provider, Task
+from governance.runs import completions
+from governance.screening import service as services
+from governance.screening.pipeline import CallFacts, write_events
+from governance.screening.redaction import redact
+from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
+from governance.work.sending import DELIVER_CALLBACK, RUN_TASK, celery_task
+from judging.judges import JUDGE_TIMEOUT_CAP
 
 logger = logging.getLogger("gavel.queue")
 
-EDITORS_GROUP = "editors"
 Status = Task.Status
-
-
-class EditBlocked(GavelError):
-    """An edited text that the policy stops cannot be accepted; `block` says why."""
-
-    default_code = "edit_blocked"
-
-    def __init__(self, block: dict):
-        super().__init__(block["message"])
-        self.block = block
-
-
-class EditHasHints(GavelError):
-    """An edit that still has hints is accepted only once the editor has seen them; `body` is its screening."""
-
-    default_code = "edit_has_hints"
-
-    def __init__(self, body: dict):
-        super().__init__(_("The edited text still has hints."))
-        self.body = body
 
 
 class Retry(Exception):
@@ -65,55 +49,7 @@ class Retry(Exception):
         self.reason = reason
 
 
-# --- who may review ---
-def is_editor(user) -> bool:
-    """Editors are members of the group `editors`, staff or superusers (SPEC §1)."""
-    if not getattr(user, "is_authenticated", False) or not user.is_active:
-        return False
-    if user.is_staff or user.is_superuser:
-        return True
-    return user.groups.filter(name=EDITORS_GROUP).exists()
-
-
-def editors_group() -> Group:
-    group, _created = Group.objects.get_or_create(name=EDITORS_GROUP)
-    return group
-
-
 # --- submit ---
-def callback_allowed(url: str, hosts: list[str] | None = None) -> bool:
-    """http(s) to a host on GAVEL_CALLBACK_HOSTS: `host` allows any port, `host:port` that port."""
-    hosts = settings.GAVEL_CALLBACK_HOSTS if hosts is None else hosts
-    try:
-        parts = urlsplit(url)
-        port = parts.port or (443 if parts.scheme == "https" else 80)
-    except ValueError:
-        return False
-    if parts.scheme not in ("http", "https") or not parts.hostname:
-        return False
-    host = parts.hostname.lower()
-    for entry in hosts:
-        allowed_host, allowed_port = _host_entry(entry)
-        if host == allowed_host and (allowed_port is None or port == allowed_port):
-            return True
-    return False
-
-
-def _host_entry(entry: str) -> tuple[str, int | None]:
-    """An allow-list entry as (host, port or None for any): `host`, `host:port`, `[v6]`, `[v6]:port`, bare v6."""
-    entry = entry.strip().lower()
-    if entry.startswith("["):
-        host, _bracket, rest = entry[1:].partition("]")
-        port = rest[1:] if rest.startswith(":") else ""
-    elif entry.count(":") == 1:
-        host, _sep, port = entry.partition(":")
-    else:
-        host, port = entry, ""  # a host name, or an IPv6 address without brackets (any port)
-    if port and not port.isdigit():
-        return "", None  # a malformed entry allows nothing
-    return host, (int(port) if port else None)
-
-
 def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = None) -> Task:
     """Validate and queue one task; the worker is asked only once the row is committed.
 
@@ -145,8 +81,6 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
 def masked_messages(messages: list[dict]) -> list[dict]:
     """A task's input with every secret masked before it is stored and shown to editors (SPEC §9).
     The model is asked with the masked text too: a key it never needs is never sent on."""
-    from governance.screening.redaction import redact
-
     def mask(value):
         if isinstance(value, str):
             return redact(value).text
@@ -163,10 +97,9 @@ def masked_messages(messages: list[dict]) -> list[dict]:
 def enqueue(task_id, *, countdown: float | None = None) -> None:
     """Send the task's id to the workers. A broker that cannot be reached loses nothing: the
     row stays `queued` and the sweep sends it again."""
-    from governance.work.tasks import run_task
-
     try:
-        run_task.apply_async(args=[str(task_id)], countdown=countdown, queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        celery_task(RUN_TASK).apply_async(args=[str(task_id)], countdown=countdown,
+                                          queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except GavelError:
         raise
     except Exception:  # noqa: BLE001 - a broker outage must not fail the request that queued the row
@@ -214,7 +147,7 @@ def claim(task_id) -> tuple[Task | None, float]:
         return None, 0.0
     lease = lease_seconds()
     try:
-        configuration, also = _configurations(task)
+        configuration, also = configurations_of(task)
         lease = max(lease, run_budget_seconds(configuration, also))
     except GavelError:
         pass  # the run fails it with the reason
@@ -237,8 +170,6 @@ def run_budget_seconds(configuration, also) -> int:
     """How long one run may legitimately take: the chain's timeouts, each judge's capped call,
     the escalation's chain, and a margin. A claim never lapses before it (no takeover of a
     worker that is merely slow)."""
-    from judging.judges import JUDGE_TIMEOUT_CAP
-
     seconds = sum(c.effective_timeout() for c in completions.chain_of(configuration))
     for config in [configuration, *also]:
         if config.rule_mode != "off":
@@ -280,8 +211,6 @@ def release_for_limit(task: Task, countdown: float) -> bool:
 def limit_countdown(wait: float) -> float:
     """When a task held back by a provider limit is sent again: after the limit's own wait, at
     least a second, spread so that the held tasks do not all come back at the same instant."""
-    import random
-
     return max(wait, 1.0) + random.random()  # noqa: S311 - spreading, not secrecy
 
 
@@ -304,7 +233,7 @@ def field_prompt(field: dict) -> str:
     return "\n".join(lines)
 
 
-def _facts(task: Task, configuration, also, *, served_by=None, actor: str = "") -> CallFacts:
+def call_facts(task: Task, configuration, also, *, served_by=None, actor: str = "") -> CallFacts:
     return CallFacts(configuration=configuration, also=also, kind=task.kind, site=task.site,
                      language=task.language, served_by=served_by, actor=actor or _task_actor(task),
                      correlation_id=task.correlation_id or uuid.uuid4().hex)
@@ -314,7 +243,7 @@ def _task_actor(task: Task) -> str:
     return f"consumer:{task.consumer.name}" if task.consumer_id else "task"
 
 
-def _configurations(task: Task):
+def configurations_of(task: Task):
     """The task's configurations as they are now (this process's copy for the current policy
     version, with their providers and links); a missing one fails the task with a reason.
     Read once per run: the claim and the generation of one attempt use the same copy."""
@@ -359,8 +288,6 @@ def apply_field_check(task: Task, body: dict, facts: CallFacts, screening_events
         "detail": detail,
     }])
     if blocking:
-        from governance.messages import settle_reported_hints
-
         settle_reported_hints(body["hints"], facts.reader_language)
         body["outcome"] = "blocked"
         body.pop("text", None)
@@ -403,7 +330,7 @@ def _store_result(task: Task, body: dict) -> bool:
 def generate(task: Task) -> dict:
     """Generate through the configuration (fallbacks, budgets, zones, escalation — the completion
     service) and screen with the task's kind; the §11.1 body plus the field check."""
-    configuration, also = _configurations(task)
+    configuration, also = configurations_of(task)
     messages = list(task.messages)
     if task.kind == Task.Kind.FIELD_FILL and task.field:
         messages = [{"role": "system", "content": field_prompt(task.field)}, *messages]
@@ -428,8 +355,6 @@ def _provider_named(name: str, configuration):
     for candidate in chains:
         if candidate.provider.name == name:
             return candidate.provider
-    from governance.models import Provider
-
     return Provider.objects.filter(name=name).first()
 
 
@@ -488,121 +413,6 @@ def retry_delay(attempt: int) -> float:
     return min(settings.GAVEL_TASK_RETRY_BASE_SECONDS * (2 ** max(attempt - 1, 0)), 300.0)
 
 
-# --- review (SPEC §10) ---
-def _review_event(task: Task, decision: str, *, user, edited: bool) -> None:
-    write_events([{
-        "correlation_id": task.correlation_id or str(task.pk), "decision": decision, "check_name": "review",
-        "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
-        "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
-        "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "edited": edited},
-    }])
-
-
-def screen_edit(task: Task, text: str, *, user, reader_language: str | None = None) -> dict:
-    """Screen an editor's text under the task's configurations and kind (SPEC §10)."""
-    configuration, also = _configurations(task)
-    facts = _facts(task, configuration, also, actor=f"user:{user.get_username()}")
-    facts.reader_language = reader_language
-    facts.correlation_id = uuid.uuid4().hex
-    screening = run_pipeline(Output(text=text), facts)
-    body = screening.as_response(PolicyVersion.current())
-    return apply_field_check(task, body, facts)
-
-
-def accept(task: Task, *, user, edited_text: str | None = None, reader_language: str | None = None,
-           confirm_hints: bool = True) -> Task:
-    """Accept a ready task, or an edit of it that passes the policy again (hints allowed).
-
-    With `confirm_hints` false, an edited text that still has hints raises EditHasHints instead, so
-    the editor sees them before saying yes.
-    """
-    if task.status != Status.READY:
-        raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
-                       % {"status": task.get_status_display()}, code="not_reviewable")
-    edited = edited_text is not None and edited_text != task.answer
-    values = {}
-    if edited_text is not None and not edited and not confirm_hints and task.hints:
-        raise EditHasHints({"text": task.answer, "hints": task.hints})
-    if edited:
-        body = screen_edit(task, edited_text, user=user, reader_language=reader_language)
-        if body["outcome"] == "blocked":
-            raise EditBlocked(body["block"])
-        if body["hints"] and not confirm_hints:
-            raise EditHasHints(body)
-        values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
-                  "checks": body["checks"], "verification": body["verification"]}
-    now = timezone.now()
-    with transaction.atomic():
-        done = Task.objects.filter(pk=task.pk, status=Status.READY).update(
-            status=Status.ACCEPTED, review_decision=Task.Review.ACCEPTED, reviewed_by=user, reviewed_at=now,
-            edited=edited, updated=now, **values)
-        if not done:
-            task.refresh_from_db()
-            raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
-                           % {"status": task.get_status_display()}, code="not_reviewable")
-        task.refresh_from_db()
-        _review_event(task, "accepted", user=user, edited=edited)
-        transaction.on_commit(lambda: notify(task.pk))
-    return task
-
-
-def reject(task: Task, *, user) -> Task:
-    """Reject a ready or blocked task."""
-    now = timezone.now()
-    with transaction.atomic():
-        done = Task.objects.filter(pk=task.pk, status__in=[Status.READY, Status.BLOCKED]).update(
-            status=Status.REJECTED, review_decision=Task.Review.REJECTED, reviewed_by=user, reviewed_at=now,
-            updated=now)
-        task.refresh_from_db()
-        if not done:
-            raise Conflict(_("Only a ready or blocked task can be rejected; this one is %(status)s.")
-                           % {"status": task.get_status_display()}, code="not_reviewable")
-        _review_event(task, "rejected", user=user, edited=False)
-        transaction.on_commit(lambda: notify(task.pk))
-    return task
-
-
-def retry(task: Task, *, user) -> Task:
-    """Queue a failed task again as a new attempt (SPEC §10.1): the worker claims it as any queued task,
-    its attempts count on. What failed is kept in the review event (`retried`), so the page can say it."""
-    now = timezone.now()
-    with transaction.atomic():
-        current = Task.objects.select_for_update().filter(pk=task.pk).first()
-        if current is None or current.status != Status.FAILED:
-            task.refresh_from_db()
-            raise Conflict(_("Only a failed task can be retried; this one is %(status)s.")
-                           % {"status": task.get_status_display()}, code="not_retryable")
-        failure = current.failure if isinstance(current.failure, dict) else {}
-        Task.objects.filter(pk=task.pk, status=Status.FAILED).update(
-            status=Status.QUEUED, failure=None, finished_at=None, lease_until=None, next_attempt_at=None,
-            updated=now)
-        task.refresh_from_db()
-        write_events([{
-            "correlation_id": task.correlation_id or str(task.pk), "decision": "retried", "check_name": "review",
-            "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
-            "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
-            "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "attempts": task.attempts,
-                                   "failure": {"code": str(failure.get("code", "")),
-                                               "message": str(failure.get("message", ""))[:500]}},
-        }])
-        transaction.on_commit(lambda: enqueue(task.pk))
-    return task
-
-
-def earlier_failures(task: Task) -> list[dict]:
-    """What failed before each retry of the task, oldest first: {at, by, attempts, code, message}."""
-    from governance.models import GovernanceEvent
-
-    events = GovernanceEvent.objects.filter(decision="retried", check_name="review", detail__task=str(task.pk))
-    found = []
-    for event in events.order_by("at", "id").only("at", "actor", "detail"):
-        detail = event.detail if isinstance(event.detail, dict) else {}
-        failure = detail.get("failure") if isinstance(detail.get("failure"), dict) else {}
-        found.append({"at": event.at, "by": event.actor.removeprefix("user:"), "attempts": detail.get("attempts"),
-                      "code": failure.get("code", ""), "message": failure.get("message", "")})
-    return found
-
-
 # --- the task as JSON (SPEC §10) ---
 def task_json(task: Task) -> dict:
     body = {
@@ -643,75 +453,19 @@ def notify(task_id, *, task: Task | None = None) -> None:
         return
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
-        from governance.work.callbacks import deliver_in_background
-
-        deliver_in_background(task_id, task.status)
+        status = task.status
+        deliver_in_background(f"task {task_id}", lambda: post_callback(task_id, status),
+                              lambda: give_up_callback(task_id))
         return
-    from governance.work.tasks import deliver_callback
-
     try:
-        deliver_callback.apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        celery_task(DELIVER_CALLBACK).apply_async(args=[str(task_id), task.status],
+                                                  queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
         logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
 
 
-class _NoRedirects(urllib.request.HTTPRedirectHandler):
-    """A 3xx is an answer, never an instruction: following it would reach hosts off the allow-list."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):
-        return None  # urllib then raises HTTPError with the 3xx status
-
-
-_OPENER = urllib.request.build_opener(_NoRedirects)
-
-
-def _explicitly_allowed(url: str) -> bool:
-    """Whether the URL's host and port are named together on the allow-list (not a bare host, any port)."""
-    return callback_allowed(url, [entry for entry in settings.GAVEL_CALLBACK_HOSTS
-                                  if _host_entry(entry)[1] is not None])
-
-
-def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what: str) -> tuple[bool, str]:
-    """POST `payload`, signed with `secret`, to `url` once: (delivered, the error a consumer may read).
-
-    Redirects are never followed. What the consumer reads says less when the URL reached a port the
-    allow-list does not name: "refused" against "HTTP 404" would map a host's ports for anyone who
-    can submit a task. The log names `what` (a task or a batch), the host and the status, never text.
-    """
-    from governance.work.callbacks import SIGNATURE_HEADER, signature
-
-    host = urlsplit(url).hostname or "?"
-    headers = {"Content-Type": "application/json", "User-Agent": "Gavel", **headers}
-    if secret:
-        headers[SIGNATURE_HEADER] = signature(secret, payload)
-    request = urllib.request.Request(url, data=payload, method="POST", headers=headers)
-    detailed = _explicitly_allowed(url)
-    generic = _("The callback was not delivered: the receiver gave no 2xx answer.")
-    try:
-        with _OPENER.open(request, timeout=settings.GAVEL_CALLBACK_TIMEOUT) as response:
-            code = response.status
-    except urllib.error.HTTPError as exc:
-        code = exc.code
-        exc.close()
-    except (urllib.error.URLError, OSError) as exc:
-        reason = type(getattr(exc, "reason", exc)).__name__
-        logger.warning("callback of %s to %s failed: %s", what, host, reason)
-        return False, (_("Could not reach the callback host (%(reason)s).") % {"reason": reason}
-                       if detailed else generic)
-    if 200 <= code < 300:
-        logger.info("callback of %s to %s delivered (%s)", what, host, code)
-        return True, ""
-    logger.warning("callback of %s to %s answered %s", what, host, code)
-    if 300 <= code < 400:
-        return False, _("The callback host answered with a redirect; redirects are never followed, so it was not "
-                        "delivered. Give the final URL.")
-    return False, (_("The callback host answered HTTP %(code)s.") % {"code": code} if detailed else generic)
-
-
 def post_callback(task_id, status: str) -> bool:
     """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered."""
-    import json
-
     task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
     if task is None or not task.callback_url:
         return True

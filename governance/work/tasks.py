@@ -9,6 +9,9 @@ import logging
 from django.conf import settings
 
 from governance.celery import app
+from governance.models import Task
+from governance.screening.service import purge_governance
+from governance.work import batches, queue
 
 logger = logging.getLogger("gavel.tasks")
 
@@ -16,8 +19,6 @@ logger = logging.getLogger("gavel.tasks")
 @app.task(name="governance.purge_governance", acks_late=True)
 def purge_governance_task(days: int = 30) -> int:
     """Purge governance events older than `days` days (schedule it with celery beat)."""
-    from governance.screening.service import purge_governance
-
     deleted, _ = purge_governance(days)
     return deleted
 
@@ -29,9 +30,6 @@ def visibility_timeout() -> float:
 @app.task(name="governance.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_task(task_id: str) -> str:
     """Claim, generate, screen and store one queued task or field fill."""
-    from governance.work import queue
-    from governance.models import Task
-
     outcome = queue.run(task_id)
     if outcome.startswith("busy:"):
         # Another worker holds a live claim (this is a duplicate or a redelivery):
@@ -63,8 +61,6 @@ def run_task(task_id: str) -> str:
         queue.notify(task_id, task=finished)
         batch_id = finished.batch_id if finished else None
         if batch_id:
-            from governance.work import batches
-
             batches.check_finished(batch_id)  # the batch's one callback, once its last task finished
     return outcome
 
@@ -72,8 +68,6 @@ def run_task(task_id: str) -> str:
 @app.task(name="governance.publish_batch", acks_late=True, ignore_result=True)
 def publish_batch(batch_id: str) -> int:
     """Send the messages of a batch's queued tasks (one message asked for all of them)."""
-    from governance.work import batches
-
     return batches.fan_out(batch_id)
 
 
@@ -81,13 +75,10 @@ def publish_batch(batch_id: str) -> int:
           max_retries=None)
 def deliver_batch_callback(self, batch_id: str) -> bool:
     """POST the finished batch's JSON to its callback URL, retried with backoff like a task's."""
-    from governance.work import batches
-    from governance.models import Batch
-
     if batches.post_callback(batch_id):
         return True
     if self.request.retries + 1 >= settings.GAVEL_CALLBACK_MAX_ATTEMPTS:
-        Batch.objects.filter(pk=batch_id).update(callback_status="failed")
+        batches.give_up_callback(batch_id)
         return False
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return deliver_batch_callback.apply(args=[batch_id], retries=self.request.retries + 1).get()
@@ -98,8 +89,6 @@ def deliver_batch_callback(self, batch_id: str) -> bool:
           max_retries=None)
 def deliver_callback(self, task_id: str, status: str) -> bool:
     """POST the task JSON to its callback URL, retried with backoff; failures stay visible on the task."""
-    from governance.work import queue
-
     if queue.post_callback(task_id, status):
         return True
     if self.request.retries + 1 >= settings.GAVEL_CALLBACK_MAX_ATTEMPTS:
@@ -114,13 +103,9 @@ def deliver_callback(self, task_id: str, status: str) -> bool:
 @app.task(name="governance.sweep_tasks", ignore_result=True)
 def sweep_tasks() -> int:
     """Send again the tasks whose message may be lost (celery beat runs it every minute)."""
-    from governance.work import queue
-
     return queue.sweep()
 
 
 @app.task(name="governance.purge_task_contents", ignore_result=True)
 def purge_task_contents(days: int | None = None) -> int:
-    from governance.work import queue
-
     return queue.purge_contents(days or settings.GAVEL_TASK_RETENTION_DAYS)

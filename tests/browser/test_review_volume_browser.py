@@ -8,7 +8,7 @@ import re
 import pytest
 from playwright.sync_api import expect
 
-from governance.work import queue
+from governance.work import editors, queue
 from governance.models import GovernanceEvent, Task, UserProfile
 from termlists.models import TermList
 from tests.browser.conftest import TIMEOUT_MS
@@ -53,7 +53,7 @@ def bargain_task(desk_policy, reviewer):
     desk, _legal = desk_policy
     TermList.objects.create(name="Bargain words", forbidden="cheap\nASAP", mode="report").configurations.set([desk])
     task = make_task(status="ready", outcome="allowed_with_hints", answer=BARGAIN, attempts=1, minutes_ago=2)
-    screened = queue.screen_edit(task, BARGAIN, user=reviewer)
+    screened = editors.screen_edit(task, BARGAIN, user=reviewer)
     start = BARGAIN.index(RULE_PASSAGE)
     rule = {"check": "rules_judge", "type": "violation", "configuration": "newsroom-desk",
             "rule": {"number": 4, "line": "Do not pressure the reader.", "snippet": "house-style", "line_no": 2},

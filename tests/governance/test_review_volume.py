@@ -9,10 +9,10 @@ import pytest
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
-from governance.work import queue
+from governance.work import editors, queue
 from governance.models import GovernanceEvent, Task
 from governance.review.passages import place
-from governance.review.views import failure_words, worker_detail
+from governance.review.task_page import failure_words, worker_detail
 from termlists.models import TermList
 from tests.governance.review_fixtures import (  # noqa: F401  (fixtures)
     ANSWER, HYPE, blocked_task, desk_policy, editor, field_task, hinted_task, make_task, queued_task, reviewer,
@@ -148,7 +148,7 @@ def test_retry_queues_a_new_attempt_records_it_and_the_page_says_what_failed(edi
 def test_a_retried_task_runs_again_on_the_worker(desk_policy, reviewer, failed_task, monkeypatch):
     """The retried row is claimed as any queued one: a new attempt number, and a result stored."""
     monkeypatch.setattr(queue, "enqueue", lambda task_id, **kw: None)
-    queue.retry(failed_task, user=reviewer)
+    editors.retry(failed_task, user=reviewer)
     body = {"outcome": "allowed", "text": "A kettle.", "hints": [], "block": None, "verification": {},
             "checks": [], "completion": None, "policy_version": 1, "id": "c-retry"}
     monkeypatch.setattr(queue, "generate", lambda task: body)
@@ -308,7 +308,7 @@ def test_a_field_fill_edit_has_a_character_counter(editor, field_task):
 def test_the_api_still_accepts_an_edit_with_hints_at_once(hinted_task, reviewer):
     """Other callers of the service keep their behaviour: confirm_hints defaults to yes."""
     edited = ANSWER.replace("guaranteed delivery by Friday", "delivery soon")
-    queue.accept(hinted_task, user=reviewer, edited_text=edited)
+    editors.accept(hinted_task, user=reviewer, edited_text=edited)
     assert Task.objects.get(pk=hinted_task.pk).status == "accepted"
 
 

@@ -17,7 +17,7 @@ from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.test import Client
 
-from governance.work import queue
+from governance.work import editors, queue
 from governance.models import Configuration, Consumer, GovernanceEvent, Provider, Task, set_links
 from governance.screening.redaction import redact
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
@@ -303,7 +303,7 @@ def test_an_editors_edit_is_stored_masked(api, submit, eager, provider_server):
     provider_server.set_default({"text": LONG})
     body = submit(task_body()).json()
     editor = get_user_model().objects.create_user("erika", is_staff=True)
-    task = queue.accept(Task.objects.get(pk=body["id"]), user=editor,
+    task = editors.accept(Task.objects.get(pk=body["id"]), user=editor,
                         edited_text=LONG + " Login: " + hide(SHAPES["gavel_token"], "empty_tag"))
     assert SECRET_PART["gavel_token"] not in task.edited_text and "***" in task.edited_text
 

@@ -11,7 +11,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from django.contrib.auth import get_user_model
 
-from governance.work import queue
+from governance.work import editors, queue
 from governance.models import Configuration, GovernanceEvent, Task
 from termlists.models import TermList
 from tests.snippets.conftest import rules  # noqa: F401  (fixture)
@@ -147,8 +147,8 @@ def test_review_statuses_show_in_the_task_json(api, submit, eager, provider_serv
     provider_server.set_default({"text": LONG})
     editor = get_user_model().objects.create_user("erika")
     first, second = submit(task_body()).json(), submit(task_body()).json()
-    queue.accept(Task.objects.get(pk=first["id"]), user=editor)
-    queue.reject(Task.objects.get(pk=second["id"]), user=editor)
+    editors.accept(Task.objects.get(pk=first["id"]), user=editor)
+    editors.reject(Task.objects.get(pk=second["id"]), user=editor)
     accepted, rejected = get(api, first["id"]), get(api, second["id"])
     assert accepted["status"] == "accepted" and accepted["review"]["decision"] == "accepted"
     assert accepted["review"]["by"] == "erika" and accepted["review"]["edited"] is False
@@ -163,11 +163,11 @@ def test_an_edit_is_screened_again_and_a_blocked_edit_is_refused(api, submit, ea
     editor = get_user_model().objects.create_user("erika")
     body = submit(task_body()).json()
     task = Task.objects.get(pk=body["id"])
-    with pytest.raises(queue.EditBlocked) as refused:
-        queue.accept(task, user=editor, edited_text=LONG + " Mit Rabatt.")
+    with pytest.raises(editors.EditBlocked) as refused:
+        editors.accept(task, user=editor, edited_text=LONG + " Mit Rabatt.")
     assert "Rabatt" in refused.value.block["message"]
     assert Task.objects.get(pk=task.pk).status == "ready"  # nothing changed
-    queue.accept(task, user=editor, edited_text=LONG.replace("books a room", "reserves a room"))
+    editors.accept(task, user=editor, edited_text=LONG.replace("books a room", "reserves a room"))
     accepted = get(api, body["id"])
     assert accepted["status"] == "accepted" and accepted["review"]["edited"] is True
     assert "reserves a room" in accepted["text"]
@@ -362,7 +362,7 @@ def test_a_callback_receives_the_task_json_when_ready_and_when_reviewed(api, sub
     assert [r["status"] for r in hook.received] == ["ready"]
     assert hook.received[0]["id"] == body["id"] and hook.received[0]["text"] == LONG
     with django_capture_on_commit_callbacks(execute=True):
-        queue.reject(Task.objects.get(pk=body["id"]), user=get_user_model().objects.create_user("erika"))
+        editors.reject(Task.objects.get(pk=body["id"]), user=get_user_model().objects.create_user("erika"))
     delivered()
     assert [r["status"] for r in hook.received] == ["ready", "rejected"]
     assert get(api, body["id"])["callback"] == {"status": "delivered", "attempts": 2, "error": None}

@@ -2,6 +2,7 @@
 from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
+from governance.policy.versions import document_of
 
 
 class Command(BaseCommand):
@@ -16,8 +17,6 @@ class Command(BaseCommand):
         if policy_version is None:
             text = policy.export_yaml()
         else:
-            from governance.policy.versions import document_of
-
             text = document_of(policy_version)
             if text is None:
                 raise CommandError(f"Policy version {policy_version} is not kept (policy_history lists them).")

@@ -11,8 +11,8 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import Conflict
-from governance.review.teaching import expectation
 from governance.models import PolicyExample, Task
+from governance.review.teaching import expectation
 
 
 def keep_as_example(task: Task, *, user) -> PolicyExample:

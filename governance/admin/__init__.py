@@ -1,0 +1,22 @@
+"""The Django admin of the core: providers, configurations, consumers, the governance log and tasks.
+
+Django's autodiscovery imports this package; each module registers its records, in the order the
+admin's index and URLs have always had. The list-as-text form fields are named here for the
+snippet admin, which reuses them.
+"""
+from django.contrib import admin
+from django.utils.translation import gettext_lazy as _
+
+from governance.admin.forms import ListTextField, OrderedConfigurationsField, TagListField
+from governance.admin.policy import ConfigurationAdmin, ProviderAdmin
+from governance.admin.consumers import ConsumerAdmin
+from governance.admin.log import GovernanceEventAdmin, TaskAdmin
+# The policy examples and release pages register themselves.
+from governance.policy import release_admin
+
+__all__ = ["ConfigurationAdmin", "ConsumerAdmin", "GovernanceEventAdmin", "ListTextField",
+           "OrderedConfigurationsField", "ProviderAdmin", "TagListField", "TaskAdmin", "release_admin"]
+
+admin.site.site_header = _("Gavel administration")
+admin.site.site_title = _("Gavel")
+admin.site.index_title = _("Policy and governance")
