@@ -324,7 +324,7 @@ GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])
-# The environment variables a provider may name as its key (never Gavel's own settings): records/provider_keys.py.
+# The environment variables a provider may name as its key (never Gavel's own settings): models/provider_keys.py.
 GAVEL_PROVIDER_KEY_ENVS = env_list("GAVEL_PROVIDER_KEY_ENVS", ["*_API_KEY", "*_TOKEN"])
 GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)
 GAVEL_CALLBACK_MAX_ATTEMPTS = env_int("GAVEL_CALLBACK_MAX_ATTEMPTS", 6)

@@ -10,6 +10,7 @@ from governance.policy import import_admin as policy_admin
 
 from governance.policy import release_admin
 from governance.api import batch_views, release_views, views
+from governance.api import schema  # noqa: F401  (registers the OpenAPI description of every surface)
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),

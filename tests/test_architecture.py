@@ -1,5 +1,8 @@
-"""The import rules of CONVENTIONS.md, read from the source with `ast`.
+"""The architecture, read from the source with `ast` (docs/architecture.md; `python -m tests.import_graph`).
 
+- The wings and the direction of imports between them: the table WINGS / ALLOWED below.
+- No import cycle between our modules, imports inside functions included.
+- No module over 600 lines outside migrations and tests.
 - Only the package `judging/llm/` imports litellm (SPEC §11.4: lazily, and nowhere else).
 - Pure engines import neither Django nor litellm, not even through another module of ours.
 """
@@ -8,12 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from tests.import_graph import Graph, build, imports_of, line_counts, wing_of, wrong_way
+from tests.import_graph import module_name as graph_module_name
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("governance", "judging", "termlists", "snippets")
 LITELLM_DOOR = "judging/llm"  # a package: every module in it is the door
 PURE_ENGINES = (
     "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
-    "judging/demo_model.py",
+    "judging/demo_model.py", "judging/judgement.py", "judging/model_calls.py",
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/review/passages.py", "governance/review/chart.py",
 )
@@ -22,38 +28,53 @@ PURE_ENGINE_PATTERNS = ("judging/*verdict*.py", "judging/rulesets_pure.py", "jud
 FORBIDDEN_IN_PURE = ("django", "litellm", "rest_framework", "celery")
 
 
+# --- the wings, and which wings each may import (the architecture as a table; docs/architecture.md) ---
+# A module belongs to the longest prefix named here. Pure engines are their own wing at the bottom.
+WINGS = {
+    "governance": "site",  # settings, urls, health, logins, admin, the OpenAPI document, commands
+    "governance.errors": "base", "governance.messages": "base", "governance.models": "base",
+    "governance.cache": "base",  # the Redis client behind the cache, for the throttle and provider limits
+    "governance.middleware": "http", "governance.pages": "http",  # what every surface answers with
+    "governance.celery": "work",  # the Celery app belongs to queued work (`celery -A governance` finds it)
+    "governance.api.schema": "site",  # the OpenAPI document spans every surface
+    "governance.records": "records",
+    "governance.screening": "screening",
+    "governance.policy": "policy",
+    "governance.runs": "runs",
+    "governance.work": "work",
+    "governance.review": "review",
+    "governance.evidence": "evidence",
+    "governance.api": "api",
+    "governance.protocols": "protocols",
+    "judging": "checks", "termlists": "checks", "snippets": "checks",
+    # The admin pages of the checks' records are the site's surface, beside governance.admin.
+    "judging.admin": "site", "termlists.admin": "site", "snippets.admin": "site",
+}
+_BELOW_CHECKS = {"engines", "base"}
+ALLOWED = {
+    "engines": set(),
+    "base": {"engines"},
+    "http": {"engines", "base"},
+    "checks": _BELOW_CHECKS,
+    "records": _BELOW_CHECKS | {"checks"},
+    "screening": _BELOW_CHECKS | {"checks", "records"},
+    "runs": _BELOW_CHECKS | {"checks", "records", "screening"},
+    "policy": _BELOW_CHECKS | {"checks", "records", "screening", "runs"},
+    "evidence": _BELOW_CHECKS | {"records", "screening"},
+    "work": _BELOW_CHECKS | {"checks", "records", "screening", "runs", "policy", "evidence"},
+    "review": _BELOW_CHECKS | {"http", "checks", "records", "screening", "runs", "policy", "evidence", "work"},
+    "api": _BELOW_CHECKS | {"http", "checks", "records", "screening", "runs", "policy", "evidence", "work",
+                            "review"},
+    # A protocol is a thin translation on the REST API's plumbing (auth, errors, serializers).
+    "protocols": _BELOW_CHECKS | {"http", "checks", "records", "screening", "runs", "evidence", "api"},
+    "site": {"engines", "base", "http", "checks", "records", "screening", "runs", "policy", "evidence", "work",
+             "review", "protocols", "api"},
+}
+MAX_LINES = 600
+
+
 def module_name(path: Path) -> str:
-    parts = list(path.relative_to(ROOT).with_suffix("").parts)
-    if parts[-1] == "__init__":
-        parts.pop()
-    return ".".join(parts)
-
-
-def imports_of(source: str, module: str, is_package: bool = False) -> set[str]:
-    """Every module name the source imports, relative imports resolved, dynamic imports by literal included."""
-    found: set[str] = set()
-    package = module if is_package else module.rpartition(".")[0]
-    for node in ast.walk(ast.parse(source)):
-        if isinstance(node, ast.Import):
-            found.update(alias.name for alias in node.names)
-        elif isinstance(node, ast.ImportFrom):
-            if node.level:
-                base = package.split(".")
-                base = base[: len(base) - (node.level - 1)] if node.level > 1 else base
-                prefix = ".".join(base)
-                target = f"{prefix}.{node.module}" if node.module else prefix
-            else:
-                target = node.module or ""
-            found.add(target)
-            # `from governance.screening import text` imports the module governance.screening.text.
-            found.update(f"{target}.{alias.name}" for alias in node.names if alias.name != "*")
-        elif isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant) \
-                and isinstance(node.args[0].value, str):
-            func = node.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            if name in ("import_module", "__import__", "import_string"):
-                found.add(node.args[0].value)
-    return found
+    return graph_module_name(path, ROOT)
 
 
 def top(name: str) -> str:
@@ -111,6 +132,10 @@ def pure_engines() -> list[Path]:
     for pattern in PURE_ENGINE_PATTERNS:
         found.update(ROOT.glob(pattern))
     return sorted(found)
+
+
+# Every pure engine, listed or found by pattern, is in the engines wing.
+WINGS.update({module_name(engine): "engines" for engine in pure_engines()})
 
 
 # --- the rules ---
@@ -211,3 +236,87 @@ def test_judges_reach_models_through_the_call_service():
     users = {str(p.relative_to(ROOT)) for p in (ROOT / "judging").rglob("*.py")
              if "judging.model_calls" in imports_of_file(p)}
     assert {"judging/judges.py", "judging/decisions.py"} <= users
+
+
+# --- the layout (issue 24): wings, one direction, no cycles, no room over 600 lines ---
+GRAPH = build()
+
+
+def test_every_module_is_in_a_wing():
+    unplaced = []
+    for module in GRAPH.files:
+        try:
+            wing_of(module, WINGS)
+        except KeyError:
+            unplaced.append(module)
+    assert unplaced == []
+
+
+def test_imports_run_only_the_way_the_table_allows():
+    assert wrong_way(GRAPH, WINGS, ALLOWED) == []
+
+
+def test_no_import_cycles_between_our_modules_imports_in_functions_included():
+    assert GRAPH.cycles() == []
+
+
+def test_no_module_over_600_lines():
+    assert {module: n for module, n in line_counts(GRAPH).items() if n > MAX_LINES} == {}
+
+
+def test_each_wing_of_governance_says_what_lives_there():
+    for package in sorted((ROOT / "governance").iterdir()):
+        init = package / "__init__.py"
+        if package.is_dir() and init.is_file() and package.name not in ("migrations", "management"):
+            docstring = ast.get_docstring(ast.parse(init.read_text(encoding="utf-8")))
+            assert docstring, f"governance/{package.name}/__init__.py says nothing of what lives there"
+
+
+def test_checks_import_from_governance_only_its_records_messages_and_pure_text_helpers():
+    allowed = ("governance.models", "governance.messages", "governance.errors", "governance.screening.text",
+               "governance.screening.redaction")
+    offenders = {}
+    for module, targets in GRAPH.arrows.items():
+        if wing_of(module, WINGS) == "checks":
+            bad = sorted(t for t in targets if t.startswith("governance") and t not in ("governance",
+                         "governance.screening") and not t.startswith(allowed))
+            if bad:
+                offenders[module] = bad
+    assert offenders == {}
+
+
+# --- the checks themselves must be able to fail (a fake package with a cycle and an upward import) ---
+def _fake_package(tmp_path: Path) -> Graph:
+    files = {
+        "app/__init__.py": '"""A fake app."""\n',
+        "app/low/__init__.py": "",
+        "app/low/a.py": "from app.low import b\n",
+        "app/low/b.py": "def later():\n    from app.low.c import thing\n",  # hidden in a function
+        "app/low/c.py": "import app.low.a\nthing = 1\n",
+        "app/high/__init__.py": "",
+        "app/high/view.py": "from app.low.a import *\n",
+        "app/low/up.py": "from app.high import view\n",  # upward
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    return build(tmp_path, ("app",))
+
+
+def test_the_cycle_check_reports_a_cycle_hidden_in_a_function(tmp_path):
+    graph = _fake_package(tmp_path)
+    assert graph.cycles() == [["app.low.a", "app.low.b", "app.low.c"]]
+    assert ("app.low.b", "app.low.c") in graph.nested
+
+
+def test_the_direction_check_reports_an_upward_import(tmp_path):
+    graph = _fake_package(tmp_path)
+    wings = {"app": "top", "app.low": "low", "app.high": "high"}
+    allowed = {"top": {"low", "high"}, "high": {"low"}, "low": set()}
+    assert wrong_way(graph, wings, allowed) == [("app.low.up", "app.high.view")]
+
+
+def test_the_line_check_counts_lines(tmp_path):
+    graph = _fake_package(tmp_path)
+    (tmp_path / "app/low/c.py").write_text("x = 1\n" * (MAX_LINES + 1))
+    assert line_counts(graph)["app.low.c"] == MAX_LINES + 1

@@ -159,5 +159,3 @@ def _count(store, key: str, duration: int) -> int:
             return 1
         return store.incr(key)  # another process made it meanwhile
 
-
-from governance.api import schema  # noqa: E402,F401  (registers the OpenAPI description)

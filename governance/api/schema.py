@@ -15,9 +15,7 @@ from drf_spectacular.extensions import (
 )
 from rest_framework import serializers
 
-from governance.api.serializers import CONTENT_SCHEMA, CompletionRequestSerializer
-from governance.protocols.openai_chat.parameters import request_schema
-from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
+from governance.api.serializers import CONTENT_SCHEMA
 
 
 class ConsumerTokenScheme(OpenApiAuthenticationExtension):
@@ -166,33 +164,6 @@ class TaskRequestScheme(StrictSerializerScheme):
                     required.add("field")
                 branches.append({**schema, "properties": keep, "required": sorted(required)})
         return {"oneOf": branches, "description": schema.get("description", "")}
-
-
-class OpenAIChatRequestScheme(OpenApiSerializerExtension):
-    """POST /openai/v1/chat/completions as governance/protocols/openai_chat/serializers.parse_chat_request reads it: the
-    messages, tools and `gavel` facts with the very fields of POST completions; OpenAI's parameters from
-    the one table that also checks them (governance/protocols/openai_chat/parameters.py); any other key ignored."""
-
-    target_class = "governance.protocols.openai_chat.serializers.OpenAIChatRequestSerializer"
-
-    def map_serializer(self, auto_schema, direction):
-        if direction != "request":
-            return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
-        fields = CompletionRequestSerializer().fields
-
-        def field(name):
-            schema = auto_schema._map_serializer_field(fields[name], direction)
-            auto_schema._insert_field_validators(fields[name], schema)  # maxLength, pattern, …
-            return schema
-
-        return request_schema(
-            messages={**field("messages"), "minItems": 1},
-            tools=field("tools"),
-            extension={"type": "object", "additionalProperties": False,
-                       "properties": {key: field(key) for key in EXTENSION_KEYS},
-                       "description": "Gavel's call facts (optional)."},
-            model={**field("configuration"), "description": "A configuration identifier granted to the token."},
-        )
 
 
 def without_v1_alias(endpoints):

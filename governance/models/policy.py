@@ -12,8 +12,8 @@ from django.dispatch import Signal
 from django.utils.translation import gettext_lazy as _
 from simple_history.models import HistoricalRecords
 
-from governance.records.families import configuration_faults
-from governance.records.provider_keys import key_env_problem
+from governance.models.families import configuration_faults
+from governance.models.provider_keys import key_env_problem
 from judging.zones import TRUST_ZONES
 
 
@@ -228,7 +228,7 @@ class Configuration(models.Model):
     @property
     def fallbacks(self) -> list[str]:
         # While a save is being checked (writes.save_record, the admin form), the fallbacks it would
-        # store: model validation (governance.records.families) judges the record as it will stand.
+        # store: model validation (governance.models.families) judges the record as it will stand.
         pending = self.__dict__.get("_pending_fallbacks")
         return list(pending) if pending is not None else self.fallback_identifiers()
 

@@ -11,7 +11,7 @@ from governance.models import Configuration, Provider, normalise_tags
 from governance.policy.format import BUDGET_KEYS, CONFIGURATION_KEYS, CONFIGURATION_PATHS, RULES_KEYS
 from governance.policy.messages import MSG_SELF_REFERENCE
 from governance.policy.reading import Document, Errors, Reader, Record, default_of, identifiers, number
-from governance.records.families import family_faults
+from governance.models.families import family_faults
 
 
 def export() -> list[dict]:

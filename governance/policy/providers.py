@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from governance.models import Provider
 from governance.policy.format import PROVIDER_KEYS
-from governance.records.provider_keys import key_env_problem
+from governance.models.provider_keys import key_env_problem
 from governance.policy.reading import Errors, Reader, Record, default_of, number, or_none
 
 
@@ -32,7 +32,7 @@ def read(errors: Errors, path: str, data: dict) -> Record:
     r = Reader(errors, path, data, PROVIDER_KEYS)
     name = r.string("name", required=True)
     api_key_env = r.string("api_key_env", nullable=True)
-    if problem := key_env_problem(api_key_env):  # the one rule of governance/records/provider_keys.py
+    if problem := key_env_problem(api_key_env):  # the one rule of governance/models/provider_keys.py
         r.fail("api_key_env", problem)
     values = {
         "name": name,

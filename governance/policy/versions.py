@@ -16,6 +16,7 @@ import yaml
 from django.db import IntegrityError, transaction
 
 from governance.models import PolicyRevision, PolicyVersion
+from governance.models.policy import version_bumped
 from governance.policy import export_policy
 from governance.policy.dump import to_yaml
 from governance.policy.format import NAME_KEYS
@@ -59,6 +60,11 @@ def _current_actor() -> tuple[str, str]:
 def keep_revision(sender, **kwargs) -> None:
     """The policy version was bumped (`governance.models.policy.version_bumped`): keep it as a revision."""
     note_edit()
+
+
+# Every version is kept as a revision once its change commits (SPEC §12.4). The record announces the bump;
+# this module, above the records, listens (connected when the app is ready: governance.apps).
+version_bumped.connect(keep_revision, dispatch_uid="policy-version-revision")
 
 
 def note_edit() -> None:

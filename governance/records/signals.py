@@ -1,10 +1,10 @@
 """Bump the policy version on every policy edit, so cached verdicts and matchers expire (SPEC §5.5), and keep
-each version as a revision (SPEC §12.4). Connected when the app is ready (governance.apps)."""
+each version as a revision (SPEC §12.4): `governance.policy.versions` connects its own receiver to the bump.
+Connected when the app is ready (governance.apps)."""
 from django.apps import apps
 from django.db.models.signals import m2m_changed, post_delete, post_save
 
-from governance.models.policy import count_edit, version_bumped
-from governance.policy.versions import keep_revision
+from governance.models.policy import count_edit
 
 POLICY_MODELS = (
     "governance.Provider",
@@ -30,9 +30,6 @@ m2m_changed.connect(
     dispatch_uid="policy-version-termlist-scope",
     weak=False,
 )
-
-# Every version is kept as a revision once its change commits (SPEC §12.4).
-version_bumped.connect(keep_revision, dispatch_uid="policy-version-revision")
 
 
 # --- Lock-outs (django-axes, issue 11): every one is logged, with who and from where. ---

@@ -134,7 +134,7 @@ def link_errors_for(stored, instance, wanted_links: dict) -> dict[str, list]:
                                       node, graph):
         if problem.source == instance.identifier:
             if problem.code == "fallback_kind":
-                continue  # the model's own check (governance.records.families) reports it at the same field
+                continue  # the model's own check (governance.models.families) reports it at the same field
             field = problem.field
         elif problem.code in ("fallback_loop", "mutual_judges"):
             continue  # the same pair, reported on this configuration's own list
@@ -154,7 +154,7 @@ def _provider_link_errors(stored, provider) -> dict[str, list]:
     for name in mine:
         after[name].kind = provider.kind
     old = {(p.source, p.field, p.target, p.code) for p in links.link_problems(before)}
-    # A configuration on this provider with a fallback of the other kind is Provider.clean's (governance.records.families);
+    # A configuration on this provider with a fallback of the other kind is Provider.clean's (governance.models.families);
     # here: the configurations elsewhere whose fallbacks the new kind would mix.
     found = [p for p in links.link_problems(after, only=mine) if (p.source, p.field, p.target, p.code) not in old
              and p.source not in mine]

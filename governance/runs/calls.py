@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.models import Configuration, UsageDay
-from governance.records.provider_keys import key_env_problem
+from governance.models.provider_keys import key_env_problem
 from governance.runs import connections
 from governance.runs import limits, provider_failures
 from governance.runs.provider_failures import for_consumer

@@ -195,7 +195,7 @@ def decider(db):
 def test_a_decision_configuration_is_no_chat_fallback(superuser, newsroom, decider):
     with pytest.raises(ValidationError) as refused:
         save_record(superuser, newsroom, {"fallbacks": ["spare", "decider"]})
-    # One message, the model's own (governance.records.families), not one per check.
+    # One message, the model's own (governance.models.families), not one per check.
     assert refused.value.message_dict == {"fallbacks": [
         "Fallback decider is a decision configuration; a chat configuration falls back only to chat configurations."]}
     assert newsroom.fallback_identifiers() == ["spare"]

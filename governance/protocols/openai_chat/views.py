@@ -10,6 +10,7 @@ from governance.runs import completions
 from governance.screening import service as services
 from governance.api.errors import exception_handler
 from governance.api.views import AnyAccept, GavelAPIView, reader_language
+from governance.protocols.openai_chat import schema  # noqa: F401  (registers the request's OpenAPI description)
 from governance.protocols.openai_chat import serializers, translate
 from governance.protocols.openai_chat.errors import openai_error
 
