@@ -1,5 +1,6 @@
 """The consumer token as Anthropic's clients send it: the `x-api-key` header (SPEC §11.7)."""
 from django.utils.translation import gettext_lazy as _
+from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from rest_framework import authentication, exceptions
 
 from governance.api.auth import consumer_by_token_hash
@@ -23,3 +24,12 @@ class ApiKeyAuthentication(authentication.BaseAuthentication):
 
     def authenticate_header(self, request):
         return 'Bearer realm="gavel"'
+
+
+class ApiKeyScheme(OpenApiAuthenticationExtension):
+    target_class = "governance.protocols.anthropic.auth.ApiKeyAuthentication"
+    name = "AnthropicApiKey"
+
+    def get_security_definition(self, auto_schema):
+        return {"type": "apiKey", "in": "header", "name": "x-api-key",
+                "description": "A consumer token, as Anthropic's clients send their key (Bearer works too)."}
