@@ -124,7 +124,7 @@ class Reader:
         if parts:
             text_only = all(part["type"] == "text" for part in parts)
             tools.append({"role": "user", "content": "".join(p["text"] for p in parts) if text_only else parts})
-        elif not tools:
+        elif not content:
             self.bad(f"{name}.content", _("Give at least one content block."))
         return tools
 
