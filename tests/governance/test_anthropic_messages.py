@@ -144,6 +144,14 @@ def test_errors_use_anthropic_s_body_and_statuses(client, provider_server):
     assert bad_key.status_code == 401 and bad_key.json()["type"] == "error"
     unknown = post(client, model="elsewhere")
     assert unknown.status_code == 404 and unknown.json()["error"]["type"] == "not_found_error"
+    for path in ("/anthropic/v1/no-such-endpoint", "/anthropic/elsewhere"):
+        missing = client.get(path)
+        assert missing.status_code == 404 and missing.json()["type"] == "error", path
+        assert missing.json()["error"]["type"] == "not_found_error"
+    wrong_method = client.get("/v1/messages")
+    assert wrong_method.status_code == 405 and wrong_method.json()["error"]["type"] == "invalid_request_error"
+    # The OpenAI gateway's paths keep OpenAI's body.
+    assert "type" not in client.get("/v1/no-such-endpoint").json()
 
 
 # --- content blocks become the provider's messages ---
