@@ -147,6 +147,9 @@ class Reader:
         elif not isinstance(content, str):
             self.bad(f"{path}.content", _("Give a string or a list of text blocks."))
             return None
+        if block.get("is_error") not in (None, True, False):
+            self.bad(f"{path}.is_error", _("Give true or false."))
+            return None
         if block.get("is_error") is True:
             # Chat Completions has no error flag: the model is told in the text.
             content = _("Error: %(result)s") % {"result": content}
@@ -234,8 +237,12 @@ class Reader:
                 self.bad(f"{path}.input_schema", _("Give the tool's input_schema (a JSON schema object)."))
                 continue
             function = {"name": name, "parameters": schema}
-            if isinstance(tool.get("description"), str):
-                function["description"] = tool["description"]
+            description = tool.get("description")
+            if description is not None and not isinstance(description, str):
+                self.bad(f"{path}.description", _("Give a string."))
+                continue
+            if description:
+                function["description"] = description
             result.append({"type": "function", "function": function})
         return result
 
@@ -345,8 +352,12 @@ def parse_messages_request(body) -> tuple[dict, dict, bool]:
     messages += turns
     tools = reader.tools(body.get("tools"))
     reader.sampling(body, options, passed)
+    # Read whether or not tools are offered (a bad one is a 400 either way); it travels with tools only.
+    choice: dict = {}
+    reader.tool_choice(body.get("tool_choice"), choice, choice)
     if tools:
-        reader.tool_choice(body.get("tool_choice"), options, passed)
+        options.update({k: v for k, v in choice.items() if k == "tool_choice"})
+        passed.update({k: v for k, v in choice.items() if k != "tool_choice"})
     stream = body.get("stream", False)
     if stream is None:
         stream = False

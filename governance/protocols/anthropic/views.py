@@ -73,7 +73,7 @@ class ModelView(AnthropicView):
 
 class MessagesView(AnthropicView):
     @extend_schema(
-        request={"application/json": serializers.REQUEST_SCHEMA},
+        request=serializers.AnthropicMessagesRequestSerializer,
         responses={
             200: OpenApiResponse(
                 serializers.AnthropicMessageSerializer,
