@@ -242,3 +242,15 @@ def test_a_forbidden_term_in_tool_arguments_returns_no_tool_use(client, provider
     assert message["stop_reason"] == "refusal"
     assert [block["type"] for block in message["content"]] == ["text"]
     assert b"Dear Kunde" not in response.content
+
+
+def test_a_provider_failing_mid_stream_is_anthropic_s_error_event(client, provider_server):
+    provider_server.script([{"text": "one two three four five six", "error_after": 2}])
+    steps = events(post(client, stream=True))
+    names = [name for name, _data in steps]
+    assert names[0] == "message_start" and names[-1] == "message_stop"
+    error = next(data for name, data in steps if name == "error")
+    assert error["error"]["type"] == "api_error" and error["error"]["code"] == "provider_error"
+    # The text sent before the failure was not checked whole: said in the gavel member's hints.
+    gavel = steps[-2][1]["gavel"]
+    assert gavel["outcome"] == "allowed_with_hints" and gavel["hints"][0]["type"] == "not_checked"
