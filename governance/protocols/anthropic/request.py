@@ -403,7 +403,7 @@ def _original_name(name: str, offset: int, origins: list[int]) -> str:
     """`messages[k]…` of the translated messages → the client's `messages[i]` (or `system`)."""
     if not name.startswith("messages["):
         return name
-    index, _sep, rest = name[len("messages["):].partition("]")
+    index, _sep, _rest = name[len("messages["):].partition("]")
     if not index.isdigit():
         return name
     k = int(index) - offset
