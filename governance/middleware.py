@@ -1,4 +1,4 @@
-"""Request ids on every response, and JSON errors instead of HTML pages under /api/, /openai/ and /healthz."""
+"""Request ids on every response, and JSON errors instead of HTML pages under /api/, /openai/, /anthropic/ and /healthz."""
 import logging
 import re
 import uuid
@@ -7,6 +7,7 @@ from django.core.exceptions import SuspiciousOperation
 from django.http import JsonResponse
 from django.utils.translation import gettext_lazy
 
+from governance.protocols.anthropic.errors import anthropic_error
 from governance.protocols.openai_chat.errors import openai_error
 
 logger = logging.getLogger("gavel.request")
@@ -34,7 +35,7 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
 
 def is_json_path(path: str) -> bool:
     """Paths whose every answer, errors included, is JSON (SPEC §11.1, §11.5)."""
-    return path.startswith(("/api/", "/healthz", "/openai/", "/v1/"))
+    return path.startswith(("/api/", "/healthz", "/openai/", "/v1/", "/anthropic/"))
 
 
 def is_gateway_path(path: str) -> bool:
@@ -42,12 +43,19 @@ def is_gateway_path(path: str) -> bool:
     return path.startswith(("/openai/", "/v1/"))
 
 
+def is_anthropic_path(path: str) -> bool:
+    """The Anthropic Messages API, at /anthropic/v1/ and /v1/messages (SPEC §11.7): Anthropic's error body."""
+    return path.startswith("/anthropic/") or path.rstrip("/") == "/v1/messages"
+
+
 def error_response(status: int, path: str = "") -> JsonResponse:
     """The one error shape for an HTTP status, with a generic message; OpenAI's under /openai/ (§11.5)."""
     fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
     code, message = HTTP_ERRORS.get(status, fallback)
     body = error_body(code, message)
-    if is_gateway_path(path):
+    if is_anthropic_path(path):
+        body = anthropic_error(status, body["error"])
+    elif is_gateway_path(path):
         body = openai_error(status, body["error"])
     response = JsonResponse(body, status=status)
     if status == 503:

@@ -1,4 +1,4 @@
-"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI and its login, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway, the Anthropic Messages API, review UI and its login, health check."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -11,6 +11,7 @@ from governance.policy import import_admin as policy_admin
 from governance.policy import release_admin
 from governance.api import batch_views, release_views, views
 from governance.api import schema  # noqa: F401  (registers the OpenAPI description of every surface)
+from governance.protocols.anthropic import views as anthropic_views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -47,6 +48,9 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.protocols.openai_chat.urls", "openai"))),
+    path("anthropic/v1/", include(("governance.protocols.anthropic.urls", "anthropic"))),
+    # Anthropic's clients post to <host>/v1/messages; /v1/models stays OpenAI's (SPEC §11.5).
+    path("v1/messages", anthropic_views.MessagesView.as_view(), name="anthropic-v1-messages"),
     # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
     path("v1/", include(("governance.protocols.openai_chat.urls", "openai-v1"))),
     path("review/", include("governance.review.urls")),

@@ -96,7 +96,8 @@ class MessageScheme(OpenApiSerializerExtension):
         answer = {"name": name, "tool_calls": nullable({"type": "array", "items": tool_call}),
                   "function_call": nullable(function_call), "refusal": nullable(text),
                   "audio": {"type": "object", "nullable": True},
-                  "annotations": {"type": "array", "items": {"type": "object"}, "nullable": True}}
+                  "annotations": {"type": "array", "items": {"type": "object"}, "nullable": True},
+                  "parsed": {"description": "The openai SDK helpers' parsed content: accepted, not sent on."}}
         # With no content, one of these says what the turn was.
         instead = {"tool_calls": {"type": "array", "items": tool_call, "minItems": 1},
                    "function_call": function_call, "refusal": text, "audio": {"type": "object"}}
@@ -190,7 +191,7 @@ RESULT_HEADERS = {
     "X-Gavel-Screening": {"schema": {"type": "string"},
                           "description": "The correlation id, as `id` in the body (absent on a live stream)."},
 }
-RESULT_PATHS = ("/api/v1/screenings", "/api/v1/completions", "/openai/v1/chat/completions")
+RESULT_PATHS = ("/api/v1/screenings", "/api/v1/completions", "/openai/v1/chat/completions", "/anthropic/v1/messages")
 
 
 def complete_responses(result, generator, request, public):

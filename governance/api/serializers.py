@@ -164,6 +164,13 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
 class FunctionCallSerializer(StrictSerializer):
     name = String(max_length=200)
     arguments = String(allow_blank=True, trim_whitespace=False)
+    # The openai SDK's `.parse()` helper adds the decoded arguments: accepted, never sent on (SPEC §11.5).
+    parsed_arguments = serializers.JSONField(required=False, allow_null=True,
+                                             help_text="The SDK helpers' decoded arguments: ignored.")
+
+    def validate(self, attrs):
+        attrs.pop("parsed_arguments", None)
+        return attrs
 
 
 class AssistantToolCallSerializer(StrictSerializer):
@@ -172,6 +179,12 @@ class AssistantToolCallSerializer(StrictSerializer):
     id = String(max_length=200)
     type = Choice(choices=["function"])
     function = FunctionCallSerializer()
+    # The openai SDK's `.stream()` helper keeps each call's position in the stream: ignored.
+    index = serializers.IntegerField(required=False, allow_null=True, help_text="The SDK helpers' position: ignored.")
+
+    def validate(self, attrs):
+        attrs.pop("index", None)
+        return attrs
 
 
 NO_NUL_STRING = {"type": "string", "pattern": "^[^\\u0000]*$"}
@@ -247,6 +260,8 @@ class MessageSerializer(StrictSerializer):
     refusal = String(required=False, allow_null=True, allow_blank=True, trim_whitespace=False)
     audio = AnyObject(required=False, allow_null=True)
     annotations = serializers.ListField(child=serializers.DictField(), required=False, allow_null=True)
+    # The openai SDK's `.parse()` helper's decoded content: accepted, never sent on (SPEC §11.5).
+    parsed = serializers.JSONField(required=False, allow_null=True, help_text="The SDK helpers' parsed content: ignored.")
 
     ASSISTANT_ONLY = ("tool_calls", "function_call", "refusal", "audio", "annotations")
 
@@ -275,10 +290,10 @@ class MessageSerializer(StrictSerializer):
 
 def provider_message(attrs: dict) -> dict:
     """The message as the provider is sent it: the members that only describe an earlier answer
-    (annotations) or say nothing (null, an empty list) left out; the rest as given."""
+    (annotations, the SDK helpers' `parsed`) or say nothing (null, an empty list) left out; the rest as given."""
     message = {}
     for name, value in attrs.items():
-        if name == "annotations" or (value is None and name != "content") or (name == "tool_calls" and not value):
+        if name in ("annotations", "parsed") or (value is None and name != "content") or (name == "tool_calls" and not value):
             continue
         message[name] = value
     return message

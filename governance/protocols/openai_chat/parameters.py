@@ -75,6 +75,20 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("tool_choice", {"oneOf": [{"type": "string", "enum": list(TOOL_CHOICES)}, NAMED_FUNCTION]},
               WITH_TOOLS, "Sent with `tools` only."),
     Parameter("parallel_tool_calls", {"type": "boolean"}, WITH_TOOLS, "Sent with `tools` only."),
+    # Patterns, not enums: the schema's enum hook would move an enum into a component of its own.
+    Parameter("reasoning_effort", {"type": "string", "pattern": "^(none|minimal|low|medium|high|xhigh|max)$"}, PASS, "Passed on; refused (`unsupported_parameter`) where the provider's route does not take it."),
+    Parameter("verbosity", {"type": "string", "pattern": "^(low|medium|high)$"}, PASS,
+              "Passed on; refused (`unsupported_parameter`) where the provider's route does not take it."),
+    Parameter("service_tier", {"type": "string", "maxLength": 64}, PASS,
+              "Passed on; refused (`unsupported_parameter`) where the provider's route does not take it."),
+    Parameter("prediction", {"type": "object", "required": ["type"], "properties": {"type": {"type": "string"}}},
+              PASS, "Passed on; refused (`unsupported_parameter`) where the provider's route does not take it."),
+    # Accepted and kept by Gavel: neither changes the answer, and the provider never stores a text
+    # Gavel has not screened (the governance events are the record).
+    Parameter("metadata", {"type": "object", "additionalProperties": {"type": "string"}}, GATEWAY,
+              "Accepted, not sent on: it does not change the answer."),
+    Parameter("store", {"type": "boolean"}, GATEWAY,
+              "Accepted, not sent on: the provider does not keep answers Gavel screens."),
     # What Gavel cannot honour: an answer that is screened as one text.
     Parameter("n", {"type": "integer", "minimum": 1}, GATEWAY, "Only 1: Gavel screens one answer per call.",
               accepts={"type": "integer", "minimum": 1, "maximum": 1},
@@ -91,6 +105,8 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("modalities", {"type": "array", "items": {"type": "string"}}, GATEWAY, "Only text.",
               accepts={"type": "array", "items": {"type": "string", "pattern": "^text$"}},
               refusal=_("Gavel screens text answers only: give modalities [\"text\"] or leave it out.")),
+    Parameter("audio", {"type": "object"}, GATEWAY, "Not taken: Gavel screens text answers only.",
+              accepts={"not": {}}, refusal=_("Gavel screens text answers only: leave audio out.")),
 )
 BY_NAME = {parameter.name: parameter for parameter in PARAMETERS}
 # Passed on as arguments of their own of the model call (judging.llm sends `user` in the body too, and
@@ -165,6 +181,8 @@ def _expected(schema: dict) -> str:
         if "minimum" in schema:
             return str(_("%(what)s of at least %(low)s")) % {"what": word, "low": schema["minimum"]}
         return word
+    if kind == "string" and schema.get("pattern", "").startswith("^("):
+        return schema["pattern"][2:-2].replace("|", ", ")
     if kind == "string" and "maxLength" in schema:
         return str(_("a string of at most %(n)d characters")) % {"n": schema["maxLength"]}
     words = {"boolean": _("true or false"), "string": _("a string"), "array": _("a list"),
@@ -220,6 +238,15 @@ def request_schema(messages: dict, tools: dict, extension: dict, model: dict) ->
         if parameter.description:
             schema["description"] = parameter.description
         properties[parameter.name] = schema
+    # Legacy function calling: read by governance/protocols/openai_chat/functions.py before this table.
+    properties["functions"] = {"type": "array", "nullable": True, "items": {
+        "type": "object", "required": ["name"], "additionalProperties": True,
+        "properties": {"name": {"type": "string", "minLength": 1}}},
+        "description": "Legacy: offered as function tools; the answer's call comes back as `function_call`."}
+    properties["function_call"] = {"nullable": True, "oneOf": [
+        {"type": "string", "enum": ["none", "auto"]},
+        {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1}}}],
+        "description": "Legacy: sent as `tool_choice`."}
     properties["gavel"] = {**extension, "nullable": True}
     return {"type": "object", "required": ["model", "messages"], "properties": properties,
             "additionalProperties": True}

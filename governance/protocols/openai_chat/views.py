@@ -11,7 +11,7 @@ from governance.screening import service as services
 from governance.api.errors import exception_handler
 from governance.api.views import AnyAccept, GavelAPIView, reader_language
 from governance.protocols.openai_chat import schema  # noqa: F401  (registers the request's OpenAPI description)
-from governance.protocols.openai_chat import serializers, translate
+from governance.protocols.openai_chat import functions, serializers, translate
 from governance.protocols.openai_chat.errors import openai_error
 
 ERRORS = {status: OpenApiResponse(serializers.OpenAIErrorSerializer, description=text) for status, text in (
@@ -88,7 +88,8 @@ class ChatCompletionsView(OpenAIView):
         description="The run of POST /api/v1/completions in the OpenAI Chat Completions protocol.",
     )
     def post(self, request):
-        data, options, stream = serializers.parse_chat_request(request.data)
+        body, legacy = functions.as_tools(request.data)
+        data, options, stream = serializers.parse_chat_request(body)
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.correlation_id,
@@ -100,10 +101,13 @@ class ChatCompletionsView(OpenAIView):
             # Opened before answering, so an error before the first chunk is an ordinary error response.
             steps, done = completions.planned_steps(call, completions.open_stream(call))
             chunks = translate.chunk_stream(steps, correlation_id=call.correlation_id, model=model, created=created)
+            if legacy:
+                chunks = functions.chunks_as_function_call(chunks)
             response = StreamingHttpResponse(chunks, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            response = Response(translate.chat_completion(done, model=model, created=created))
+            completion = translate.chat_completion(done, model=model, created=created)
+            response = Response(functions.completion_as_function_call(completion) if legacy else completion)
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
