@@ -164,6 +164,7 @@ class ConfigurationAdminForm(PolicyRecordForm):
         field_classes = {
             "context_tags": TagListField,
             "rule_tags": TagListField,
+            "read_tools": ListTextField,  # trimmed, case kept, once each
         }
 
     def __init__(self, *args, **kwargs):
@@ -441,17 +442,21 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         }),
         (_("Context and rules"), {
             "fields": ("context_tags", "rule_mode", "rule_tags", "rule_judges", "rule_default",
-                       "min_confidence", "escalation", "judge_cache_seconds"),
+                       "min_confidence", "escalation", "judge_cache_seconds", "read_tools"),
             "description": ADMIN_ONLY_NOTE,
         }),
     )
 
-    readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list",
+    readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list", "read_tools": "read_tool_list",
                          "rule_judges": "judge_list"}
 
     @admin.display(description=_("context tags"))
     def context_tag_list(self, obj):
         return ", ".join(obj.context_tags) or "—"
+
+    @admin.display(description=_("read tools"))
+    def read_tool_list(self, obj):
+        return ", ".join(obj.read_tools) or "—"
 
     @admin.display(description=_("rule tags"))
     def rule_tag_list(self, obj):

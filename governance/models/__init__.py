@@ -1,7 +1,7 @@
 """Gavel's core records, one module per record family. Field meanings follow SPEC §2; the admin-only
 ones are named in `governance.records.permissions.ADMIN_ONLY_FIELDS`, never here."""
 from governance.models.policy import (  # noqa: F401
-    Configuration, FallbackLink, JudgeLink, LINK_FIELDS, PolicyVersion, Provider, TRUST_ZONE_CHOICES, TRUST_ZONE_LABELS, forget_links, normalise_tags, set_links, validate_tag_list,
+    Configuration, FallbackLink, JudgeLink, LINK_FIELDS, PolicyVersion, Provider, TRUST_ZONE_CHOICES, TRUST_ZONE_LABELS, forget_links, normalise_tags, normalise_tool_names, set_links, validate_tag_list, validate_tool_names,
 )
 from governance.models.consumers import (  # noqa: F401
     Consumer, ConsumerQuerySet, FREE_KINDS, GRANTABLE_KINDS, THROTTLE_RATE_RE, UserProfile, default_consumer_kinds,

@@ -164,11 +164,26 @@ class Screening:
         )
 
     # --- what the text is, for each check (SPEC §3, §5.3, §8.2) ---
+    @cached_property
+    def read_tools(self) -> frozenset:
+        """The tools whose calls only read (SPEC §8.2): declared by the configuration and every `also`
+        configuration (its owner, admin-only), narrowed by the caller's `read_tools` when it names any."""
+        declared = None
+        for config in self.facts.configurations:
+            names = frozenset(getattr(config, "read_tools", None) or ())
+            declared = names if declared is None else declared & names
+        declared = declared or frozenset()
+        return declared & self.facts.read_tools if self.facts.read_tools else declared
+
+    def undeclared_read_tools(self) -> list[str]:
+        """The tools the caller named as reads that the configurations do not declare: screened."""
+        return sorted(self.facts.read_tools - self.read_tools)
+
     def screened_tool_calls(self) -> list[tuple[int, ToolCall]]:
         calls = list(enumerate(self.output.tool_calls))
         if self.facts.offers_tools:
-            # Only a tool the caller declares as a read is exempt; unknown tools are screened.
-            calls = [(i, c) for i, c in calls if c.name not in self.facts.read_tools]
+            # Only a tool the configuration declares as a read is exempt; unknown tools are screened.
+            calls = [(i, c) for i, c in calls if c.name not in self.read_tools]
         return calls
 
     def tool_argument_texts(self, keys: bool = False) -> list[tuple[int, str, str]]:
@@ -278,6 +293,11 @@ STEP_CHECK_NAMES = {
 def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     """Pass the output through every step, in order; write the governance events."""
     screening = Screening(output, facts)
+    undeclared = screening.undeclared_read_tools() if facts.offers_tools else []
+    if undeclared:
+        # The caller asked for reads the owner never declared: screened, and `checks` says so (SPEC §8.2).
+        screening.check("read_tools", "screened", "not_declared")
+        screening.checks[-1]["tools"] = undeclared
     for step_name, step in pipeline_steps():
         if screening.block is not None:
             screening.check(STEP_CHECK_NAMES[step_name], "skipped", "earlier_block")
