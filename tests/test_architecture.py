@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("governance", "judging", "termlists", "snippets")
 LITELLM_DOOR = "judging/llm.py"
 PURE_ENGINES = (
-    "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
+    "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/masking.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
     "judging/demo_model.py",
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/review/passages.py", "governance/review/chart.py",

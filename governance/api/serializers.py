@@ -390,6 +390,10 @@ class BlockSerializer(serializers.Serializer):
     check = serializers.CharField()
     message = serializers.CharField()
     stored_message = serializers.CharField()
+    suggestion = serializers.DictField(
+        child=serializers.CharField(), required=False,
+        help_text="A block by term lists: each blocking list's replacement for a found term that carries one, "
+                  "term to replacement (as the hint has it).")
 
 
 class VerificationEntrySerializer(serializers.Serializer):

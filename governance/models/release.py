@@ -3,6 +3,7 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 from governance.models.policy import PolicyVersion
+from governance.screening.masking import masked
 
 
 class PolicyExample(models.Model):
@@ -69,6 +70,16 @@ class PolicyExample(models.Model):
 
     def __str__(self):
         return self.name
+
+    def mask_secrets(self) -> None:
+        """An example is kept text: masked as every stored text is (SPEC §9), on every way it is written."""
+        self.text = masked(self.text)
+        self.note = masked(self.note)
+        self.tool_calls = masked(self.tool_calls)
+
+    def save(self, *args, **kwargs):
+        self.mask_secrets()
+        super().save(*args, **kwargs)
 
 
 class PolicyRevision(models.Model):

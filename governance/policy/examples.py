@@ -19,6 +19,7 @@ from governance.policy.messages import (MSG_CHOICE, MSG_LANGUAGE, MSG_NOT_LIST, 
                                         MSG_TEXT_OR_TOOL_CALLS, MSG_UNKNOWN_KEY, MSG_NOT_STRING,
                                         MSG_NOT_INTEGER, MSG_NOT_DATETIME, MSG_NOT_UUID)
 from governance.policy.reading import MISSING, Errors, Reader, Record, identifiers, or_none
+from governance.screening.masking import masked
 from governance.screening.pipeline import KINDS
 
 OUTCOMES = ("allowed", "allowed_with_hints", "blocked")
@@ -171,12 +172,13 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "site": r.string("site", nullable=True),
         "language": language,
         "format": r.choice("format", PolicyExample.Format.values, "text"),
-        "text": text,
-        "tool_calls": tool_calls,
+        # Masked as the stored example will be (SPEC §9), so an import compares like with like.
+        "text": masked(text),
+        "tool_calls": masked(tool_calls),
         "expect_outcome": expect.choice("outcome", OUTCOMES, "allowed"),
         "expect_findings": _findings(expect, "findings", errors),
         "expect_absent": _findings(expect, "absent", errors),
-        "note": r.string("note", nullable=True),
+        "note": masked(r.string("note", nullable=True)),
         "kept_by": r.string("kept_by", nullable=True),
         "kept_at": _datetime(r, "kept_at"),
         "from_task": _uuid(r, "from_task"),

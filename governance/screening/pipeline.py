@@ -101,9 +101,13 @@ class Block:
     check: str
     message: str
     stored_message: str
+    suggestion: dict | None = None  # term lists: found term -> the list's replacement (SPEC §10.2)
 
     def as_dict(self) -> dict:
-        return {"check": self.check, "message": self.message, "stored_message": self.stored_message}
+        body = {"check": self.check, "message": self.message, "stored_message": self.stored_message}
+        if self.suggestion:
+            body["suggestion"] = self.suggestion
+        return body
 
 
 class Screening:
@@ -126,10 +130,10 @@ class Screening:
             entry["reason"] = reason
         self.checks.append(entry)
 
-    def stop(self, check: str, message: str, stored_message: str) -> None:
+    def stop(self, check: str, message: str, stored_message: str, suggestion: dict | None = None) -> None:
         """Stop the text. The first block wins; later steps are skipped."""
         if self.block is None:
-            self.block = Block(check, message, stored_message)
+            self.block = Block(check, message, stored_message, suggestion)
             # Hints written before the stop said the text was delivered; it is not.
             settle_reported_hints(self.hints, self.facts.reader_language)
 

@@ -92,3 +92,22 @@ def test_a_consumer_that_is_no_administrator_cannot_declare_reads_over_the_api(a
     assert response.status_code == 403
     configuration.refresh_from_db()
     assert configuration.read_tools == []
+
+
+# --- finding 16: a block by a term with a suggestion carries `suggestion`, as the hint does ---
+def test_a_block_by_a_term_with_a_suggestion_carries_it_as_a_member(api, configuration):
+    term_list = TermList.objects.create(name="Anrede", forbidden="Kunde => Kundin oder Kunde", mode="block")
+    term_list.configurations.set([configuration])
+    body = screen(api, text="Der Kunde zahlt.", offers_tools=False)
+    assert body["outcome"] == "blocked"
+    assert body["block"]["suggestion"] == {"Kunde": "Kundin oder Kunde"}
+    report = TermList.objects.get(pk=term_list.pk)
+    report.mode = "report"
+    report.save()
+    hinted = screen(api, text="Der Kunde zahlt.", offers_tools=False)
+    assert hinted["hints"][0]["suggestion"] == body["block"]["suggestion"]
+
+
+def test_a_block_without_a_suggestion_has_no_suggestion_member(api, brand):
+    body = screen(api, text="Der Kunde zahlt.", offers_tools=False)
+    assert body["outcome"] == "blocked" and "suggestion" not in body["block"]
