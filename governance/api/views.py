@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance import policy
+from governance.policy.loading import check_document, load_yaml
 
 from governance.work import batches
 
@@ -29,6 +30,7 @@ from governance.work import queue
 
 from governance.screening import service as services
 from governance.api import serializers
+from governance.api.batch_body import BatchBodyParser
 from governance.api.auth import IsAdminConsumer
 from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.models import Batch, GovernanceEvent, PolicyVersion, Task
@@ -53,13 +55,17 @@ class AnyAccept(DefaultContentNegotiation):
 class GavelAPIView(APIView):
     """Base view: body-size limit before parsing, request id as the correlation id."""
 
+    body_limit_setting = "GAVEL_MAX_TEXT_BYTES"
+
     def body_limit(self) -> int:
         return settings.GAVEL_MAX_TEXT_BYTES
 
     def initial(self, request, *args, **kwargs):
         if self.body_too_large(request):
             raise TooLarge(
-                _("The request body is larger than %(limit)d bytes.") % {"limit": self.body_limit()}
+                _("The request body is larger than %(limit)d bytes.") % {"limit": self.body_limit()},
+                fields={"body": [_("At most %(limit)d bytes (%(setting)s).") % {
+                    "limit": self.body_limit(), "setting": self.body_limit_setting}]},
             )
         super().initial(request, *args, **kwargs)
 
@@ -257,8 +263,10 @@ class YAMLOrJSONParser(JSONParser):
             raise BadInput(_("The policy document is not UTF-8."), code="malformed") from exc
         try:
             if media_type and "json" in media_type:
-                return json.loads(text)
-            return yaml.safe_load(text)
+                document = json.loads(text)
+                check_document(document)
+                return document
+            return load_yaml(text)
         except (ValueError, yaml.YAMLError) as exc:
             raise BadInput(_("The policy document does not parse: %(e)s") % {"e": exc}, code="malformed") from exc
         except RecursionError as exc:
@@ -520,6 +528,9 @@ PAGE_PARAMETER = OpenApiParameter("page", {"type": "integer", "minimum": 1, "max
 
 
 class BatchesView(GavelAPIView):
+    parser_classes = [BatchBodyParser]  # the body's values are counted before it is parsed
+    body_limit_setting = "GAVEL_MAX_BATCH_BYTES"
+
     def body_limit(self) -> int:
         return settings.GAVEL_MAX_BATCH_BYTES
 

@@ -11,10 +11,16 @@ from django.utils.translation import gettext as _
 from governance.errors import Conflict, UnknownRecord  # noqa: F401 -- UnknownRecord: callers catch it from here
 from governance.policy import replay as replaying
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
+from governance.runs.rehearsal import rehearsal
 
 
 def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cached", prune: bool = True):
     """Screen the examples under the current policy, or under `draft` (a document), writing nothing."""
+    with rehearsal():  # judges are asked, no usage row is written
+        return _test_policy(draft=draft, only=only, judges=judges, prune=prune)
+
+
+def _test_policy(*, draft, only, judges, prune):
     if draft is None:
         return run_examples(select_examples(only), judges=judges)
     from governance.policy.drafts import draft_policy
@@ -71,6 +77,11 @@ def _state(result) -> str:
 def plan_release(document, *, prune: bool = True, replay: int = replaying.DEFAULT_REPLAY,
                  replay_judges: bool = False, cost_cap: float = 0.0) -> ReleasePlan:
     """Dry-run `document`: the import report, the examples under current and draft, the replay. Writes nothing."""
+    with rehearsal():  # judges are asked, no usage row is written
+        return _plan_release(document, prune=prune, replay=replay, replay_judges=replay_judges, cost_cap=cost_cap)
+
+
+def _plan_release(document, *, prune, replay, replay_judges, cost_cap) -> ReleasePlan:
     from governance.policy.drafts import draft_policy
 
     texts = replaying.retained_texts(replay)
