@@ -352,7 +352,8 @@ class PolicyView(GavelAPIView):
             if dry_run:
                 plan = release.plan_release(request.data, prune=True, replay=replay, replay_judges=judges,
                                             cost_cap=cost_cap if judges else 0.0)
-                return self.with_policy_version(Response(plan.as_dict()), PolicyVersion.current())
+                # Counts only: an administrator consumer reads no other consumer's tasks (issue 25).
+                return self.with_policy_version(Response(plan.as_dict(task_ids=False)), PolicyVersion.current())
             report, plan = release.apply_release(request.data, prune=True, allow_regressions=allow,
                                                  actor=f"consumer:{request.user.name}", source="api")
         except policy.PolicyInvalid as exc:

@@ -47,11 +47,12 @@ class ReleasePlan:
         """Examples that pass now and would fail under the draft."""
         return [c["name"] for c in self.changed_examples if c["before"] == "passed" and c["after"] != "passed"]
 
-    def as_dict(self) -> dict:
+    def as_dict(self, *, task_ids: bool = True) -> dict:
+        """With `task_ids` false (the API), the replay is counts only (replay.ReplayReport.as_counts)."""
         return {**self.report.as_dict(),
                 "examples": {"before": self.before.as_dict(), "after": self.after.as_dict(),
                              "changed": self.changed_examples, "regressions": self.regressions},
-                "replay": self.replay.as_dict()}
+                "replay": self.replay.as_dict() if task_ids else self.replay.as_counts()}
 
 
 class ExamplesRegressed(Conflict):

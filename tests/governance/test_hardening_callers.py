@@ -296,3 +296,31 @@ def test_an_ordinary_batch_still_parses(api, settings, django_capture_on_commit_
         response = api.post("/api/v1/batches", {"items": [
             {"kind": "queued_task", "configuration": "newsroom", "instruction": "Write [one] {text}."}]}, format="json")
     assert response.status_code == 202, response.content
+
+
+# --- finding 7: a dry run over the API is no oracle for another consumer's answers ---
+def test_a_dry_run_over_the_api_reports_counts_without_task_ids_and_small_groups_withheld(
+        admin_api, configuration, make_consumer):
+    from governance.models import Task
+    from governance.policy import export_policy, release
+
+    other, _token = make_consumer("other-app", [configuration])
+    secret = Task.objects.create(consumer=other, configuration="newsroom", status="ready", kind="queued_task",
+                                 answer="The vault code is zebra quartz.")
+    common = [Task.objects.create(consumer=other, configuration="newsroom", status="ready", kind="queued_task",
+                                  answer=f"Allowed text {n} about apples.") for n in range(5)]
+    draft = export_policy()
+    draft["term_lists"] = [{"name": "probe", "configurations": ["newsroom"], "forbidden": ["z*", "q*", "a*"],
+                            "mode": "block"}]
+    response = admin_api.put("/api/v1/policy?dry_run=true&replay=50", draft, format="json")
+    assert response.status_code == 200, response.content
+    replay = response.json()["replay"]
+    assert str(secret.pk) not in response.content.decode()
+    assert not any(str(task.pk) in response.content.decode() for task in common)
+    assert replay["replayed"] == 6 and replay["counts"] == {"allowed→blocked": 6}
+    # `a*` changed the five common texts: shown as a count. `z*` and `q*` changed one text: withheld.
+    assert replay["rules"] == {"term_list:probe:a*": {"new": 5, "lost": 0}}
+    assert replay["rules_withheld"] == 2 and replay["min_group"] == 5
+    # A superuser's surfaces (admin page, import_policy --dry-run) keep the task ids: they may open every task.
+    full = release.plan_release(draft, replay=50).as_dict()["replay"]
+    assert full["rules"]["term_list:probe:z*"]["new_tasks"] == [str(secret.pk)]
