@@ -384,6 +384,10 @@ class CheckSerializer(serializers.Serializer):
     check = serializers.CharField()
     result = serializers.CharField()
     reason = serializers.CharField(required=False)
+    tools = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="check read_tools: the tools the caller named as reads that the configuration does not "
+                  "declare; their calls were screened.")
 
 
 class BlockSerializer(serializers.Serializer):
