@@ -312,7 +312,8 @@ SPECTACULAR_SETTINGS = {
 
 # --- Gavel's own settings ---
 GAVEL_MAX_TEXT_BYTES = env_int("GAVEL_MAX_TEXT_BYTES", 1024 * 1024)
-# A batch of up to 10,000 task bodies (POST /api/v1/batches) may be this large.
+# A batch of up to 10,000 task bodies (POST /api/v1/batches) may be this large (413 past it, naming this
+# setting); within it the body's JSON values are counted before it is parsed (governance/api/batch_body.py).
 GAVEL_MAX_BATCH_BYTES = env_int("GAVEL_MAX_BATCH_BYTES", 64 * 1024 * 1024)
 # Django refuses bodies above this itself; keep it above Gavel's own limit so
 # Gavel answers the 413 with its error shape.

@@ -72,8 +72,9 @@ def check_term_lists(screening) -> None:
         _report(screening, finding)
     if blocking:
         message = _block_message(screening, blocking)
+        suggestion = {term: text for finding in blocking for term, text in finding.suggestions.items()}
         # The message names lists and terms only, so it is also what a record may keep.
-        screening.stop(CHECK, message, message)
+        screening.stop(CHECK, message, message, suggestion or None)
         for finding in blocking:
             screening.record("blocked", CHECK, finding.detail, configuration=finding.item.configuration,
                              mode="block")

@@ -145,6 +145,7 @@ class ConfigurationAdminForm(PolicyRecordForm):
         field_classes = {
             "context_tags": TagListField,
             "rule_tags": TagListField,
+            "read_tools": ListTextField,  # trimmed, case kept, once each
         }
 
     def __init__(self, *args, **kwargs):

@@ -76,17 +76,21 @@ class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
         }),
         (_("Context and rules"), {
             "fields": ("context_tags", "rule_mode", "rule_tags", "rule_judges", "rule_default",
-                       "min_confidence", "escalation", "judge_cache_seconds"),
+                       "min_confidence", "escalation", "judge_cache_seconds", "read_tools"),
             "description": ADMIN_ONLY_NOTE,
         }),
     )
 
-    readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list",
+    readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list", "read_tools": "read_tool_list",
                          "rule_judges": "judge_list"}
 
     @admin.display(description=_("context tags"))
     def context_tag_list(self, obj):
         return ", ".join(obj.context_tags) or "—"
+
+    @admin.display(description=_("read tools"))
+    def read_tool_list(self, obj):
+        return ", ".join(obj.read_tools) or "—"
 
     @admin.display(description=_("rule tags"))
     def rule_tag_list(self, obj):

@@ -7,6 +7,7 @@ from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework.response import Response
 
 from governance.api import serializers
+from governance.api.batch_body import BatchBodyParser
 from governance.api.views import ERRORS, MAX_PAGE, TASK_PAGE_SIZE, GavelAPIView
 from governance.errors import BadInput, UnknownRecord
 from governance.models import Batch, Task
@@ -49,6 +50,9 @@ PAGE_PARAMETER = OpenApiParameter("page", {"type": "integer", "minimum": 1, "max
 
 
 class BatchesView(GavelAPIView):
+    parser_classes = [BatchBodyParser]  # the body's values are counted before it is parsed
+    body_limit_setting = "GAVEL_MAX_BATCH_BYTES"
+
     def body_limit(self) -> int:
         return settings.GAVEL_MAX_BATCH_BYTES
 

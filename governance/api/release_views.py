@@ -11,6 +11,7 @@ from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from governance import policy
+from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
 from governance.api.serializers import StrictSerializer
 from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
@@ -48,12 +49,13 @@ class PolicyTestView(GavelAPIView):
                            fields={"body": [_("The body is empty.")]})
         data = self.parsed(PolicyTestRequest, request)
         draft = data.get("draft")
-        if isinstance(draft, str):
-            try:
-                draft = yaml.safe_load(draft)
-            except yaml.YAMLError as exc:
-                raise BadInput(_("The draft does not parse: %(e)s") % {"e": exc},
-                               fields={"draft": [_("The draft does not parse as YAML.")]}) from exc
+        try:
+            if isinstance(draft, str):
+                draft = load_yaml(draft)
+            check_document(draft)  # as PUT policy: no alias, bounded nesting and size
+        except yaml.YAMLError as exc:
+            raise BadInput(_("The draft does not parse: %(e)s") % {"e": exc},
+                           fields={"draft": [_("The draft does not parse as YAML.")]}) from exc
         try:
             report = release.test_policy(draft=draft, only=data.get("only"), judges=data["judges"])
         except policy.PolicyInvalid as exc:

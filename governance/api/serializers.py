@@ -399,12 +399,20 @@ class CheckSerializer(serializers.Serializer):
     check = serializers.CharField()
     result = serializers.CharField()
     reason = serializers.CharField(required=False)
+    tools = serializers.ListField(
+        child=serializers.CharField(), required=False,
+        help_text="check read_tools: the tools the caller named as reads that the configuration does not "
+                  "declare; their calls were screened.")
 
 
 class BlockSerializer(serializers.Serializer):
     check = serializers.CharField()
     message = serializers.CharField()
     stored_message = serializers.CharField()
+    suggestion = serializers.DictField(
+        child=serializers.CharField(), required=False,
+        help_text="A block by term lists: each blocking list's replacement for a found term that carries one, "
+                  "term to replacement (as the hint has it).")
 
 
 class VerificationEntrySerializer(serializers.Serializer):

@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance import policy
+from governance.policy.loading import check_document, load_yaml
 
 from governance.runs import completions
 
@@ -53,13 +54,17 @@ class AnyAccept(DefaultContentNegotiation):
 class GavelAPIView(APIView):
     """Base view: body-size limit before parsing, request id as the correlation id."""
 
+    body_limit_setting = "GAVEL_MAX_TEXT_BYTES"
+
     def body_limit(self) -> int:
         return settings.GAVEL_MAX_TEXT_BYTES
 
     def initial(self, request, *args, **kwargs):
         if self.body_too_large(request):
             raise TooLarge(
-                _("The request body is larger than %(limit)d bytes.") % {"limit": self.body_limit()}
+                _("The request body is larger than %(limit)d bytes.") % {"limit": self.body_limit()},
+                fields={"body": [_("At most %(limit)d bytes (%(setting)s).") % {
+                    "limit": self.body_limit(), "setting": self.body_limit_setting}]},
             )
         super().initial(request, *args, **kwargs)
 
@@ -255,8 +260,10 @@ class YAMLOrJSONParser(JSONParser):
             raise BadInput(_("The policy document is not UTF-8."), code="malformed") from exc
         try:
             if media_type and "json" in media_type:
-                return json.loads(text)
-            return yaml.safe_load(text)
+                document = json.loads(text)
+                check_document(document)
+                return document
+            return load_yaml(text)
         except (ValueError, yaml.YAMLError) as exc:
             raise BadInput(_("The policy document does not parse: %(e)s") % {"e": exc}, code="malformed") from exc
         except RecursionError as exc:
@@ -338,7 +345,8 @@ class PolicyView(GavelAPIView):
             if dry_run:
                 plan = release.plan_release(request.data, prune=True, replay=replay, replay_judges=judges,
                                             cost_cap=cost_cap if judges else 0.0)
-                return self.with_policy_version(Response(plan.as_dict()), PolicyVersion.current())
+                # Counts only: an administrator consumer reads no other consumer's tasks (issue 25).
+                return self.with_policy_version(Response(plan.as_dict(task_ids=False)), PolicyVersion.current())
             report, plan = release.apply_release(request.data, prune=True, allow_regressions=allow,
                                                  actor=f"consumer:{request.user.name}", source="api")
         except policy.PolicyInvalid as exc:

@@ -2,7 +2,8 @@
 ones are named in `governance.records.permissions.ADMIN_ONLY_FIELDS`, never here."""
 from governance.models.policy import (  # noqa: F401
     LINK_FIELDS, TRUST_ZONE_CHOICES, TRUST_ZONE_LABELS, Configuration, FallbackLink, JudgeLink, PolicyVersion,
-    Provider, forget_links, normalise_tags, one_bump, policy_edited, set_links, validate_tag_list, version_bumped,
+    Provider, forget_links, normalise_tags, normalise_tool_names, one_bump, policy_edited, set_links, validate_tag_list,
+    validate_tool_names, version_bumped,
 )
 from governance.models.consumers import (  # noqa: F401
     FREE_KINDS, GRANTABLE_KINDS, THROTTLE_RATE_RE, Consumer, ConsumerQuerySet, UserProfile, default_consumer_kinds,

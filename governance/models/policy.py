@@ -32,6 +32,21 @@ def validate_tag_list(value):
         raise ValidationError(_("Enter a list of tags."))
 
 
+def validate_tool_names(value):
+    if not isinstance(value, list) or not all(isinstance(item, str) and item.strip() for item in value):
+        raise ValidationError(_("Enter a list of tool names."))
+
+
+def normalise_tool_names(values) -> list[str]:
+    """Tool names as a call names them: trimmed, case kept (a provider tells `Search` from `search`), once each."""
+    seen: list[str] = []
+    for raw in values or []:
+        name = str(raw).strip()
+        if name and name not in seen:
+            seen.append(name)
+    return seen
+
+
 def normalise_tags(values) -> list[str]:
     """Tags are a set, stored trimmed and lower-cased, in first-seen order (SPEC §2.4)."""
     seen: list[str] = []
@@ -174,6 +189,11 @@ class Configuration(models.Model):
         help_text=_("seconds: how long a judge's verdict on the same text, under the same rules and judge, may be "
                     "reused by live screenings instead of asking the judge again. 0 asks every time; policy tests "
                     "and replays always reuse verdicts."))
+    read_tools = models.JSONField(
+        _("read tools"), default=list, blank=True, validators=[validate_tool_names],
+        help_text=_("Names of the tools whose calls only read (a search, a page lookup): their arguments are not "
+                    "screened. A caller may narrow this list, never widen it; any other tool's arguments are "
+                    "screened."))
     # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
     escalation = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("escalation"),
@@ -197,6 +217,8 @@ class Configuration(models.Model):
         errors = {}
         self.context_tags = normalise_tags(self.context_tags)
         self.rule_tags = normalise_tags(self.rule_tags)
+        if isinstance(self.read_tools, list):
+            self.read_tools = normalise_tool_names(self.read_tools)
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
         for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)

@@ -3,6 +3,8 @@ from django.db import models
 from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
+from governance.screening.masking import masked
+
 
 class PolicyExample(models.Model):
     """A text with the outcome the team expects under the policy (SPEC §12.1): what a policy test screens.
@@ -68,6 +70,16 @@ class PolicyExample(models.Model):
 
     def __str__(self):
         return self.name
+
+    def mask_secrets(self) -> None:
+        """An example is kept text: masked as every stored text is (SPEC §9), on every way it is written."""
+        self.text = masked(self.text)
+        self.note = masked(self.note)
+        self.tool_calls = masked(self.tool_calls)
+
+    def save(self, *args, **kwargs):
+        self.mask_secrets()
+        super().save(*args, **kwargs)
 
 
 class PolicyRevision(models.Model):

@@ -7,6 +7,17 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from governance.models.consumers import Consumer
+from governance.screening.masking import masked
+
+
+class MaskingQuerySet(models.QuerySet):
+    """Rows inserted in bulk are masked as a saved row is: no way of creating one skips it (SPEC §9)."""
+
+    def bulk_create(self, objs, *args, **kwargs):
+        objs = list(objs)
+        for obj in objs:
+            obj.mask_secrets()
+        return super().bulk_create(objs, *args, **kwargs)
 
 
 class Task(models.Model):
@@ -37,6 +48,8 @@ class Task(models.Model):
 
     # Statuses in which the worker's work is over.
     FINISHED = (Status.READY, Status.BLOCKED, Status.FAILED, Status.CANCELLED, Status.ACCEPTED, Status.REJECTED)
+
+    objects = MaskingQuerySet.as_manager()
 
     id = models.UUIDField(primary_key=True, default=uuid.uuid4, editable=False)
     kind = models.CharField(
@@ -158,6 +171,20 @@ class Task(models.Model):
     def __str__(self):
         return f"{self.get_kind_display()} {self.id}"
 
+    def mask_secrets(self) -> None:
+        """Mask every secret in what the consumer sent (SPEC §9): the messages (content and tool-call
+        arguments alike), the field facts (record, name, label), the callback URL and an edited text.
+        Every way a task is created passes here (save, bulk_create), so the model is asked with the
+        masked text too: a key it never needs is never sent on."""
+        self.messages = masked(self.messages)
+        self.field = masked(self.field)
+        self.callback_url = masked(self.callback_url)
+        self.edited_text = masked(self.edited_text)
+
+    def save(self, *args, **kwargs):
+        self.mask_secrets()
+        super().save(*args, **kwargs)
+
 
 class Batch(models.Model):
     """Up to 10,000 tasks submitted at once (SPEC 10.1): their progress, one callback at the end."""
@@ -188,6 +215,17 @@ class Batch(models.Model):
         verbose_name_plural = _("batches")
         ordering = ["-created"]
 
+    objects = MaskingQuerySet.as_manager()
+
     def __str__(self):
         return self.name or str(self.pk)
+
+    def mask_secrets(self) -> None:
+        """A batch's name and callback URL are the consumer's words: masked like a task's (SPEC §9)."""
+        self.name = masked(self.name)
+        self.callback_url = masked(self.callback_url)
+
+    def save(self, *args, **kwargs):
+        self.mask_secrets()
+        super().save(*args, **kwargs)
 

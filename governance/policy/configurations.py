@@ -7,7 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from governance.records import links
-from governance.models import Configuration, Provider, normalise_tags
+from governance.models import Configuration, Provider, normalise_tags, normalise_tool_names
 from governance.policy.format import BUDGET_KEYS, CONFIGURATION_KEYS, CONFIGURATION_PATHS, RULES_KEYS
 from governance.policy.messages import MSG_SELF_REFERENCE
 from governance.policy.reading import Document, Errors, Reader, Record, default_of, identifiers, number
@@ -32,6 +32,7 @@ def export() -> list[dict]:
                 "daily_cost": number(c.budget_daily_cost),
             },
             "context_tags": list(c.context_tags),
+            "read_tools": list(c.read_tools),
             "escalation": c.escalation.identifier if c.escalation_id else None,
             "rules": {
                 "mode": c.rule_mode,
@@ -62,6 +63,7 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "budget_daily_tokens": budget.integer("daily_tokens", 0, minimum=0, maximum=2**63 - 1),  # a big integer
         "budget_daily_cost": budget.decimal("daily_cost", Decimal("0")),
         "context_tags": normalise_tags(r.strings("context_tags")),
+        "read_tools": normalise_tool_names(r.strings("read_tools")),
         "rule_mode": rules.choice("mode", Configuration.RuleMode.values, default_of(Configuration, "rule_mode")),
         "rule_tags": normalise_tags(rules.strings("tags")),
         "rule_default": rules.choice("default", Configuration.RuleDefault.values,

@@ -21,6 +21,9 @@ class _Suggested(str):
 
 
 class _PolicyDumper(yaml.SafeDumper):
+    def ignore_aliases(self, data):
+        return True  # every value written out: a policy document with an alias is refused on import
+
     def increase_indent(self, flow=False, indentless=False):
         # Indent a list under its key (`  - name: …`), as the example does.
         return super().increase_indent(flow, False)

@@ -21,6 +21,7 @@ from governance.policy.messages import (
     MSG_UNKNOWN_PATTERN_RULE, MSG_UNKNOWN_SNIPPET, MSG_UNKNOWN_SNIPPET_LINE, MSG_UNKNOWN_TERM,
 )
 from governance.policy.reading import MISSING, Errors, Reader, Record, identifiers, or_none
+from governance.screening.masking import masked
 from governance.screening.pipeline import KINDS
 
 OUTCOMES = ("allowed", "allowed_with_hints", "blocked")
@@ -173,12 +174,13 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "site": r.string("site", nullable=True),
         "language": language,
         "format": r.choice("format", PolicyExample.Format.values, "text"),
-        "text": text,
-        "tool_calls": tool_calls,
+        # Masked as the stored example will be (SPEC §9), so an import compares like with like.
+        "text": masked(text),
+        "tool_calls": masked(tool_calls),
         "expect_outcome": expect.choice("outcome", OUTCOMES, "allowed"),
         "expect_findings": _findings(expect, "findings", errors),
         "expect_absent": _findings(expect, "absent", errors),
-        "note": r.string("note", nullable=True),
+        "note": masked(r.string("note", nullable=True)),
         "kept_by": r.string("kept_by", nullable=True),
         "kept_at": _datetime(r, "kept_at"),
         "from_task": _uuid(r, "from_task"),

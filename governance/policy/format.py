@@ -18,7 +18,7 @@ PROVIDER_KEYS = (
 )
 CONFIGURATION_KEYS = (
     "identifier", "provider", "model", "system_prompt", "temperature", "max_tokens", "timeout",
-    "fallbacks", "budget", "context_tags", "escalation", "rules",
+    "fallbacks", "budget", "context_tags", "read_tools", "escalation", "rules",
 )
 BUDGET_KEYS = ("daily_requests", "daily_tokens", "daily_cost")
 RULES_KEYS = ("mode", "tags", "judges", "default", "min_confidence")

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy
 from governance import policy
 from governance.records.permissions import is_administrator
 from governance.policy import release
+from governance.policy.loading import load_yaml
 
 MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or export the policy file: it holds "
                                "every admin-only field.")
@@ -43,7 +44,7 @@ class PolicyImportForm(forms.Form):
         if not (cleaned.get("text") or "").strip():
             raise forms.ValidationError(_("Upload a policy file or paste one."))
         try:
-            cleaned["document"] = yaml.safe_load(cleaned["text"])
+            cleaned["document"] = load_yaml(cleaned["text"])
         except yaml.YAMLError as exc:
             raise forms.ValidationError({"text": _("The document does not parse as YAML: %(error)s") % {
                 "error": str(exc)}}) from None

@@ -75,7 +75,7 @@ READ_FIELDS = {
                   "price_per_mtok_in", "price_per_mtok_out"),
     "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout",
                        "budget_daily_requests", "budget_daily_tokens", "budget_daily_cost", "context_tags",
-                       "rule_mode", "rule_tags", "rule_default", "min_confidence"),
+                       "read_tools", "rule_mode", "rule_tags", "rule_default", "min_confidence"),
     "snippets": ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body"),
     "term_lists": ("name", "forbidden", "required", "site", "language", "mode", "message", "is_active"),
     "pattern_rules": ("identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",

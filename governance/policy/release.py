@@ -15,10 +15,16 @@ from governance.policy.drafts import draft_policy
 from governance.policy.importing import import_policy
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
 from governance.policy.versions import acting, document_of
+from governance.runs.rehearsal import rehearsal
 
 
 def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cached", prune: bool = True):
     """Screen the examples under the current policy, or under `draft` (a document), writing nothing."""
+    with rehearsal():  # judges are asked, no usage row is written
+        return _test_policy(draft=draft, only=only, judges=judges, prune=prune)
+
+
+def _test_policy(*, draft, only, judges, prune):
     if draft is None:
         return run_examples(select_examples(only), judges=judges)
     with draft_policy(draft, prune=prune):
@@ -43,11 +49,12 @@ class ReleasePlan:
         """Examples that pass now and would fail under the draft."""
         return [c["name"] for c in self.changed_examples if c["before"] == "passed" and c["after"] != "passed"]
 
-    def as_dict(self) -> dict:
+    def as_dict(self, *, task_ids: bool = True) -> dict:
+        """With `task_ids` false (the API), the replay is counts only (replay.ReplayReport.as_counts)."""
         return {**self.report.as_dict(),
                 "examples": {"before": self.before.as_dict(), "after": self.after.as_dict(),
                              "changed": self.changed_examples, "regressions": self.regressions},
-                "replay": self.replay.as_dict()}
+                "replay": self.replay.as_dict() if task_ids else self.replay.as_counts()}
 
 
 class ExamplesRegressed(Conflict):
@@ -73,6 +80,11 @@ def _state(result) -> str:
 def plan_release(document, *, prune: bool = True, replay: int = replaying.DEFAULT_REPLAY,
                  replay_judges: bool = False, cost_cap: float = 0.0) -> ReleasePlan:
     """Dry-run `document`: the import report, the examples under current and draft, the replay. Writes nothing."""
+    with rehearsal():  # judges are asked, no usage row is written
+        return _plan_release(document, prune=prune, replay=replay, replay_judges=replay_judges, cost_cap=cost_cap)
+
+
+def _plan_release(document, *, prune, replay, replay_judges, cost_cap) -> ReleasePlan:
     texts = replaying.retained_texts(replay)
     before = run_examples(select_examples(), judges="cached")
     replay_before = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)

@@ -15,6 +15,7 @@ from governance.models import PolicyExample
 from governance.records.permissions import is_administrator
 from governance.policy import release, versions
 from governance.policy.testing import JUDGE_MODES
+from governance.policy.loading import load_yaml
 
 MSG_HISTORY_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may see and restore policy versions: "
                                        "they hold every admin-only field.")
@@ -79,7 +80,7 @@ class PolicyTestForm(forms.Form):
         if not text.strip():
             return None
         try:
-            return yaml.safe_load(text)
+            return load_yaml(text)
         except yaml.YAMLError as exc:
             raise forms.ValidationError(_("The document does not parse as YAML: %(error)s") % {"error": str(exc)})
 

@@ -21,6 +21,9 @@ from judging import cache as verdict_cache
 
 DEFAULT_REPLAY = 500
 ACTOR = "policy replay"
+# Over the API a replay reports counts only, and a rule or term only once it changed this many texts
+# (issue 25: per-term task ids of `a*`…`9*` recovered another consumer's answer word by word).
+MIN_GROUP = 5
 
 
 @dataclass
@@ -98,6 +101,18 @@ class ReplayReport:
             "rules": {key: {"new": len(v["new"]), "lost": len(v["lost"]), "new_tasks": v["new"],
                             "lost_tasks": v["lost"]} for key, v in sorted(self.by_rule.items())},
             "not_screened": self.not_screened, "judge_calls": self.judge_calls,
+        }
+
+    def as_counts(self, min_group: int = MIN_GROUP) -> dict:
+        """The report as an administrator consumer reads it (SPEC §12.3 over the API): no task id, and a
+        rule or term only when it changed at least `min_group` texts; the rows held back are counted.
+        People who may open every task (superusers: admin pages, commands) read `as_dict`."""
+        shown = {key: {"new": len(v["new"]), "lost": len(v["lost"])} for key, v in sorted(self.by_rule.items())
+                 if len(v["new"]) + len(v["lost"]) >= min_group}
+        return {
+            "replayed": self.replayed, "judges": self.judges, "counts": self.counts, "rules": shown,
+            "rules_withheld": len(self.by_rule) - len(shown), "min_group": min_group,
+            "not_screened": len(self.not_screened), "judge_calls": self.judge_calls,
         }
 
 

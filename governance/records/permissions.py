@@ -16,6 +16,7 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "min_confidence",
         "escalation",
         "judge_cache_seconds",
+        "read_tools",  # a read's arguments are not screened (SPEC §8.2)
         # Only while another configuration names this one as a judge or escalation (WHILE_JUDGING):
         # a cap would stop judging, and a `rule_default: allow` configuration would deliver unjudged text.
         "budget_daily_requests",

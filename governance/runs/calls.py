@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.runs.rehearsal import rehearsing
 from governance.models import Configuration, UsageDay
 from governance.models.provider_keys import key_env_problem
 from governance.runs import connections
@@ -59,6 +60,8 @@ def claim_request(configuration: Configuration):
     slip under a cap: the row is only incremented while every cap still has room.
     """
     day = timezone.localdate()
+    if rehearsing():
+        return None if over_budget(configuration) else day  # a cap still refuses; nothing is counted
     caps = [(column, cap) for _name, cap, column in _caps(configuration) if cap]
     if _update_usage(configuration, day, "requests = requests + 1", [], caps):
         return day  # the usual case: one statement
@@ -92,12 +95,16 @@ def _update_usage(configuration: Configuration, day, assignments: str, params: l
 
 def _count_usage(configuration: Configuration, day, tokens: int, cost: float, latency_ms: float = 0.0) -> None:
     """Add tokens, cost and latency to the day the request was counted on (not the day it ended)."""
+    if rehearsing():
+        return
     _update_usage(configuration, day, "tokens = tokens + %s, cost = cost + %s, latency_ms = latency_ms + %s",
                   [max(tokens, 0), Decimal(str(round(cost, 6))), max(round(latency_ms), 0)])
 
 
 def _count_failure(configuration: Configuration, day) -> None:
     """A counted request whose provider failed (error or timeout): the dashboard's failure rate."""
+    if rehearsing():
+        return
     _update_usage(configuration, day, "failures = failures + 1", [])
 
 

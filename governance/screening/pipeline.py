@@ -102,9 +102,13 @@ class Block:
     check: str
     message: str
     stored_message: str
+    suggestion: dict | None = None  # term lists: found term -> the list's replacement (SPEC §10.2)
 
     def as_dict(self) -> dict:
-        return {"check": self.check, "message": self.message, "stored_message": self.stored_message}
+        body = {"check": self.check, "message": self.message, "stored_message": self.stored_message}
+        if self.suggestion:
+            body["suggestion"] = self.suggestion
+        return body
 
 
 class Screening:
@@ -127,10 +131,10 @@ class Screening:
             entry["reason"] = reason
         self.checks.append(entry)
 
-    def stop(self, check: str, message: str, stored_message: str) -> None:
+    def stop(self, check: str, message: str, stored_message: str, suggestion: dict | None = None) -> None:
         """Stop the text. The first block wins; later steps are skipped."""
         if self.block is None:
-            self.block = Block(check, message, stored_message)
+            self.block = Block(check, message, stored_message, suggestion)
             # Hints written before the stop said the text was delivered; it is not.
             settle_reported_hints(self.hints, self.facts.reader_language)
 
@@ -165,11 +169,26 @@ class Screening:
         )
 
     # --- what the text is, for each check (SPEC §3, §5.3, §8.2) ---
+    @cached_property
+    def read_tools(self) -> frozenset:
+        """The tools whose calls only read (SPEC §8.2): declared by the configuration and every `also`
+        configuration (its owner, admin-only), narrowed by the caller's `read_tools` when it names any."""
+        declared = None
+        for config in self.facts.configurations:
+            names = frozenset(getattr(config, "read_tools", None) or ())
+            declared = names if declared is None else declared & names
+        declared = declared or frozenset()
+        return declared & self.facts.read_tools if self.facts.read_tools else declared
+
+    def undeclared_read_tools(self) -> list[str]:
+        """The tools the caller named as reads that the configurations do not declare: screened."""
+        return sorted(self.facts.read_tools - self.read_tools)
+
     def screened_tool_calls(self) -> list[tuple[int, ToolCall]]:
         calls = list(enumerate(self.output.tool_calls))
         if self.facts.offers_tools:
-            # Only a tool the caller declares as a read is exempt; unknown tools are screened.
-            calls = [(i, c) for i, c in calls if c.name not in self.facts.read_tools]
+            # Only a tool the configuration declares as a read is exempt; unknown tools are screened.
+            calls = [(i, c) for i, c in calls if c.name not in self.read_tools]
         return calls
 
     def tool_argument_texts(self, keys: bool = False) -> list[tuple[int, str, str]]:
@@ -279,6 +298,11 @@ STEP_CHECK_NAMES = {
 def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     """Pass the output through every step, in order; write the governance events."""
     screening = Screening(output, facts)
+    undeclared = screening.undeclared_read_tools() if facts.offers_tools else []
+    if undeclared:
+        # The caller asked for reads the owner never declared: screened, and `checks` says so (SPEC §8.2).
+        screening.check("read_tools", "screened", "not_declared")
+        screening.checks[-1]["tools"] = undeclared
     for step_name, step in pipeline_steps():
         if screening.block is not None:
             screening.check(STEP_CHECK_NAMES[step_name], "skipped", "earlier_block")

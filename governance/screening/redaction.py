@@ -119,7 +119,7 @@ _PATTERN = re.compile(
       (?:-----END[ ][A-Z0-9 ]*PRIVATE[ ]KEY-----)?(?P<private_key>)
 | {_MORE_SHAPES}
 | [pPsSaAcC](?<![A-Za-z0-9].){_ASSIGNED}["']?[ \t]*(?P<a_sep>[:=])[ \t]*["']?
-      (?P<a_value>[^\s"'<>`,;&*]{{6,}})(?P<assignment>)
+      (?P<a_value>[^\s"'<>`,;&*]{{6,}}+)(?![ \t]*["']?[ \t]*[:=])(?P<assignment>)
 """,
     re.VERBOSE,
 )
@@ -128,7 +128,10 @@ _SHAPE_PATTERN = re.compile(_SHAPES + "|" + _MORE_SHAPES, re.VERBOSE)
 # A character that may hide a key from the patterns: a tag, an entity, an invisible format character.
 _HIDER = (r"[<&\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
           r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
-          r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f]")  # "<", "&", category Cf
+          r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
+          # Invisible outside Cf: combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
+          # Mongolian and other variation selectors (issue 25: U+034F, U+FE0F, U+3164 hid a key).
+          r"\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
 
 # For streams: a match attempt starting at one of these positions may still
 # depend on text that has not arrived yet (it reaches the end of what we hold).
@@ -154,7 +157,7 @@ _OPEN = re.compile(
 | -{{1,5}}(?:B(?:E(?:G(?:I)?)?)?)?
 | -----BEGIN(?:[ ][A-Z0-9 ]*-{{0,5}})?
 | -----BEGIN[ ][A-Z0-9 ]*PRIVATE[ ]KEY-----(?:(?!-----END)[A-Za-z0-9+/=\s:,.\-])*(?:-----END[A-Z0-9 ]*-{{0,5}})?
-| [pPsSaAcC](?<![A-Za-z0-9].){_ASSIGNED}["']?[ \t]*(?:[:=][ \t]*["']?[^\s"'<>`,;&*]*)?
+| [pPsSaAcC](?<![A-Za-z0-9].){_ASSIGNED}["']?[ \t]*(?:[:=][ \t]*["']?[^\s"'<>`,;&*]*["']?[ \t]*)?
 | [pPsSaAcC](?<![A-Za-z0-9].)[A-Za-z_\-]{{0,24}}
 | (?<!\S)\S*{_HIDER}\S*
 )\Z""",
@@ -302,7 +305,8 @@ def _normalised(text: str) -> tuple[str, list[int]]:
                 pieces.append(value)
                 where.extend(range(token.start(), token.end()))
             else:
-                decoded = "".join(c for c in decoded if unicodedata.category(c) != "Cf")
+                decoded = "".join(c for c in decoded
+                                  if unicodedata.category(c) != "Cf" and not _MAY_HIDE.match(c))
                 pieces.append(decoded)
                 where.extend([token.start()] * len(decoded))
         # a tag or a run of invisible format characters is removed without a trace

@@ -17,6 +17,7 @@ from governance.models import Batch, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.work import queue
+from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import (
     DELIVER_BATCH_CALLBACK, PUBLISH_BATCH, RUN_TASK, celery_task, producer_or_acquire,
@@ -41,6 +42,7 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
     its tasks in one transaction and publish their ids once it is committed."""
     items = data["items"]
     callback_url = data.get("callback_url") or ""
+    refuse_credentials(callback_url, "callback_url")
     if callback_url and not queue.callback_allowed(callback_url):
         raise BadInput(_("The callback host is not on the allow-list."), code="invalid", fields={
             "callback_url": [_("Give an http(s) URL whose host is on GAVEL_CALLBACK_HOSTS.")]})
@@ -62,6 +64,7 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
         except GavelError as exc:
             raise _item_error(exc, index) from None
         url = item.get("callback_url") or ""
+        refuse_credentials(url, f"items[{index}].callback_url")
         if url and not callback_allowed(url):
             raise BadInput(_("The callback host is not on the allow-list."), code="invalid", fields={
                 f"items[{index}].callback_url": [_("Give an http(s) URL whose host is on GAVEL_CALLBACK_HOSTS.")]})

@@ -31,7 +31,7 @@ from governance.models import Provider, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.screening.pipeline import CallFacts, write_events
-from governance.screening.redaction import redact
+from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import DELIVER_CALLBACK, RUN_TASK, celery_task
 from judging.judges import JUDGE_TIMEOUT_CAP
@@ -62,36 +62,20 @@ def submit(data: dict, *, consumer, actor: str, correlation_id: str | None = Non
         raise completions.refuse_budget(configuration, cap, correlation_id=correlation_id or uuid.uuid4().hex,
                                         actor=actor)
     callback_url = data.get("callback_url") or ""
+    refuse_credentials(callback_url, "callback_url")
     if callback_url and not callback_allowed(callback_url):
         raise BadInput(_("The callback host is not on the allow-list."), code="invalid", fields={
             "callback_url": [_("Give an http(s) URL whose host is on GAVEL_CALLBACK_HOSTS.")]})
     messages = [dict(m) for m in data.get("messages") or []]
     if not messages:
         messages = [{"role": "user", "content": data["instruction"]}]
-    messages = masked_messages(messages)
-    task = Task.objects.create(
+    task = Task.objects.create(  # the row masks its input before it is stored (Task.mask_secrets)
         kind=data["kind"], consumer=consumer, configuration=configuration.identifier,
         also=[c.identifier for c in also], messages=messages, field=data.get("field"),
         site=data.get("site", ""), language=data.get("language", ""), callback_url=callback_url,
     )
     transaction.on_commit(lambda: enqueue(task.pk))
     return task
-
-
-def masked_messages(messages: list[dict]) -> list[dict]:
-    """A task's input with every secret masked before it is stored and shown to editors (SPEC §9).
-    The model is asked with the masked text too: a key it never needs is never sent on."""
-    def mask(value):
-        if isinstance(value, str):
-            return redact(value).text
-        if isinstance(value, list):
-            return [mask(item) for item in value]
-        if isinstance(value, dict):
-            return {key: mask(item) for key, item in value.items()}
-        return value
-
-    return [{**message, "content": mask(message.get("content"))} if "content" in message else message
-            for message in messages]
 
 
 def enqueue(task_id, *, countdown: float | None = None) -> None:
@@ -306,7 +290,10 @@ def _stored_block(block: dict | None) -> dict | None:
     """What outlives the request keeps the message without the passage (SPEC §9)."""
     if not block:
         return None
-    return {"check": block["check"], "message": block["stored_message"], "stored_message": block["stored_message"]}
+    stored = {"check": block["check"], "message": block["stored_message"], "stored_message": block["stored_message"]}
+    if block.get("suggestion"):
+        stored["suggestion"] = block["suggestion"]  # a policy fact (term and replacement), no passage
+    return stored
 
 
 def _store_result(task: Task, body: dict) -> bool:

@@ -113,6 +113,7 @@ def test_a_declared_read_tool_is_not_screened(api, provider_server, configuratio
     from termlists.models import TermList
 
     TermList.objects.create(name="Brand words", forbidden="Kunde").configurations.set([configuration])
+    declare_reads("search")
     provider_server.script([{"tool_calls": [{"name": "search", "arguments": {"q": "Kunde"}}]}])
     body = complete(api, tools=TOOLS, read_tools=["search"]).json()
     assert body["outcome"] == "allowed"
@@ -294,3 +295,12 @@ def test_usage_is_counted_per_calendar_day_in_the_server_time_zone(api, provider
     assert sorted(UsageDay.objects.values_list("day", "requests")) == [
         (dt.date(2025, 3, 2), 1), (dt.date(2025, 3, 3), 1)]
     assert len(provider_server.chat_requests) == 2
+
+
+def declare_reads(*names):
+    """The configurations' owner declares these tools reads (SPEC §8.2: a caller can only narrow the list)."""
+    from governance.models import Configuration
+
+    for config in Configuration.objects.all():
+        config.read_tools = list(names)
+        config.save()

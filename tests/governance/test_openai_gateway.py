@@ -213,6 +213,7 @@ def test_a_forbidden_term_in_tool_arguments_returns_no_tool_call(client, provide
 
 
 def test_a_read_tool_declared_in_the_gavel_extension_is_not_screened(client, provider_server, brand_words):
+    declare_reads("search")
     provider_server.script([{"tool_calls": [{"name": "search", "arguments": {"q": "Kunde"}}]}])
     answer = ask(client, tools=[SEARCH_TOOL], extra_body={"gavel": {"read_tools": ["search"]}})
     assert answer.choices[0].finish_reason == "tool_calls"
@@ -429,3 +430,12 @@ def test_litellm_plain_and_streamed(litellm_client, gavel, provider_server, bran
     blocked = litellm_client.completion(**call)
     assert blocked.choices[0].finish_reason == "content_filter" and blocked.choices[0].message.content is None
     assert [r.model for r in provider_server.chat_requests] == ["test-model"] * 3
+
+
+def declare_reads(*names):
+    """The configurations' owner declares these tools reads (SPEC §8.2: a caller can only narrow the list)."""
+    from governance.models import Configuration
+
+    for config in Configuration.objects.all():
+        config.read_tools = list(names)
+        config.save()

@@ -50,6 +50,7 @@ configurations:
     fallbacks: [newsroom-local]
     budget: {daily_requests: 5000, daily_tokens: 2000000, daily_cost: 25.0}
     context_tags: [house-style]
+    read_tools: [search_archive]  # tools whose calls only read (admin-only, SPEC §8.2)
     escalation: null
     rules:
       mode: report                # off | report | block

@@ -705,6 +705,7 @@ def test_offsets_into_a_json_answer_point_at_the_passage_verbatim_or_are_null(ap
 
 def test_in_a_tool_run_the_write_arguments_are_judged_and_a_block_proposes_nothing(api, ruled, provider_server):
     set_rules(ruled, "block")
+    declare_reads("search")
     calls = [{"name": "search", "arguments": {"query": "quokkaflux opening hours"}},
              {"name": "save_page", "arguments": {"title": "Offer", "body": TEXT}}]
     provider_server.script([verdict((2, "we ship your order tomorrow"))])
@@ -742,6 +743,7 @@ def test_without_tools_a_passage_in_a_tool_argument_is_a_hint_on_that_call(api, 
 
 def test_in_a_tool_run_the_answer_text_is_judged_and_a_read_s_arguments_are_not(api, ruled, provider_server):
     # Formerly the answer of a tool run went unjudged; now only the read's arguments are left out.
+    declare_reads("search")
     provider_server.script([verdict((1, "Hey buddy"))])
     body = screen(api, offers_tools=True, tool_calls=[{"name": "search", "arguments": {"q": "xylophonequery"}}],
                   read_tools=["search"])
@@ -860,3 +862,12 @@ def test_a_stream_held_for_also_in_block_mode(api_both, ruled, shop, provider_se
     provider_server.script([{"for_model": "test-model", "stream_chunks": STREAM}, verdict((1, "Hey buddy"))])
     events = received(complete(api_both, stream=True, also=["shop"]))
     assert [name for _, name, _ in events] == ["blocked", "done"]
+
+
+def declare_reads(*names):
+    """The configurations' owner declares these tools reads (SPEC §8.2: a caller can only narrow the list)."""
+    from governance.models import Configuration
+
+    for config in Configuration.objects.all():
+        config.read_tools = list(names)
+        config.save()

@@ -299,6 +299,7 @@ def test_in_a_tool_run_write_arguments_are_searched_and_a_block_returns_no_tool_
 
 def test_in_a_tool_run_a_declared_read_tool_is_exempt(api, make_list):
     make_list(forbidden="Kunde")
+    declare_reads("search")
     calls = [{"name": "search", "arguments": {"query": "Kunde"}}]
     body = screen(api, "Searching.", tool_calls=calls, offers_tools=True, read_tools=["search"])
     assert body["outcome"] == "allowed"
@@ -753,3 +754,12 @@ def test_a_held_stream_reads_the_lists_in_scope_once(api, make_list, provider_se
     # One read decides the hold and serves the screening that then blocks.
     assert [name for name, _ in events] == ["blocked", "done"]
     assert len(reads) == 1
+
+
+def declare_reads(*names):
+    """The configurations' owner declares these tools reads (SPEC §8.2: a caller can only narrow the list)."""
+    from governance.models import Configuration
+
+    for config in Configuration.objects.all():
+        config.read_tools = list(names)
+        config.save()

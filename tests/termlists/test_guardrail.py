@@ -292,6 +292,7 @@ def test_the_step_reports_passed_when_lists_apply_and_find_nothing(make_list, co
 def test_the_step_in_a_tool_run_with_only_read_calls_passes(make_list, configuration):
     # The read's argument is exempt; the answer is searched (formerly it was not: "Kunde" passed).
     make_list(forbidden="Kunde")
+    configuration.read_tools = ["search"]
     screening = run("Kundenkonto", configuration, tool_calls=[{"name": "search", "arguments": {"q": "Kunde"}}],
                     offers_tools=True, read_tools=frozenset({"search"}))
     assert screening.outcome == "allowed"

@@ -5,6 +5,7 @@ from django.core.management.base import BaseCommand, CommandError
 from governance import policy
 from governance.management import read_input
 from governance.policy import release
+from governance.policy.loading import load_yaml
 
 
 class Command(BaseCommand):
@@ -38,7 +39,7 @@ class Command(BaseCommand):
         except (OSError, UnicodeDecodeError) as exc:
             raise CommandError(f"Cannot read {file}: {exc}") from exc
         try:
-            document = yaml.safe_load(text)
+            document = load_yaml(text)
         except yaml.YAMLError as exc:
             raise CommandError(f"{file} does not parse as YAML: {exc}") from exc
         plan = None

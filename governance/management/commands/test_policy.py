@@ -9,6 +9,7 @@ from governance.errors import GavelError
 from governance.management import read_input
 from governance.policy.release import format_test_report, test_policy
 from governance.policy.testing import JUDGE_MODES
+from governance.policy.loading import load_yaml
 
 
 class Command(BaseCommand):
@@ -29,7 +30,7 @@ class Command(BaseCommand):
         document = None
         if draft:
             try:
-                document = yaml.safe_load(read_input(draft, options.get("stdin")))
+                document = load_yaml(read_input(draft, options.get("stdin")))
             except (OSError, UnicodeDecodeError, yaml.YAMLError) as exc:
                 raise CommandError(f"Cannot read {draft}: {exc}", returncode=3) from exc
         names = [n.strip() for n in only.split(",") if n.strip()] if only else None
