@@ -13,6 +13,7 @@ from governance.review import teaching as service
 from governance.errors import GavelError
 from governance.models import PolicyExample, Task
 from governance.review.access import editor_required
+from governance.review.keeping import plan
 from governance.review.forms import EditForm
 from governance.review.passages import apply_suggestion as replaced, suggestions_of
 
@@ -32,14 +33,16 @@ def context(task: Task, rows: list[dict]) -> dict:
         row["verdict"] = marked.pop() if len(marked) == 1 else ("mixed" if marked else "")
         row["suggestions"] = [{"term": term, "suggestion": value} for term, value in suggestions_of(hint).items()
                               if term in (row.get("terms") or ())] if can_apply and row.get("marked") else []
+    # A blocked task keeps no text: nobody can say what it missed (issue 29).
     missed = [{"value": value, "label": label, "verdict": verdicts.get(value) == service.MISSED}
-              for value, label in service.missed_choices(task)] if open_ else []
+              for value, label in service.missed_choices(task)] if open_ and task.outcome != "blocked" else []
     reported = [value for value, verdict in verdicts.items() if verdict == service.MISSED]
     kept = PolicyExample.objects.filter(from_task=task.pk).values_list("name", flat=True).first()
+    keep_plan = plan(task) if task.review_decision and not kept else None
     return {
         "feedback_open": open_ and any(row["feedback_possible"] for row in rows) or (open_ and bool(missed)),
         "missed_choices": missed, "missed_reported": len(reported),
-        "can_keep": bool(task.review_decision) and bool(task.edited_text if task.edited else task.answer),
+        "can_keep": bool(keep_plan and keep_plan["text"]), "keep_plan": keep_plan,
         "kept_example": kept or "",
     }
 

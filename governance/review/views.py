@@ -27,7 +27,9 @@ from governance.pages import save_language
 from governance.models import Batch, Provider, Task
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
-from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
+from governance.review.forms import (ANY_STATUS, SCOPE_FIELDS, WAITING, WAITING_CHOICE, EditForm, QueueFilter,
+                                     scope_q)
+from governance.review.not_run import not_run, summary as not_run_summary
 from governance.review.passages import place
 
 PER_PAGE = 25
@@ -35,7 +37,7 @@ PREVIEW_CHARS = 160
 # Columns the queue reads: the facts, the hints (for their number and checks) and short previews of
 # the texts as annotations, never a whole answer or input.
 LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "review_decision", "created",
-                "updated", "hints", "refusal", "failure", "edited")
+                "updated", "hints", "refusal", "failure", "edited", "checks", "batch_id")
 LIVE = (Task.Status.QUEUED, Task.Status.RUNNING)
 
 
@@ -88,8 +90,10 @@ def _row(task, names) -> dict:
     else:
         preview, quiet = task.instruction or "", True
     preview = " ".join(str(preview).split())
+    not_ran = not_run(task.checks, hints)
     return {"task": task, "preview": preview[:PREVIEW_CHARS - 1] + "…" if len(preview) >= PREVIEW_CHARS else preview,
-            "quiet": quiet, "hint_count": len(hints), "checks": checks}
+            "quiet": quiet, "hint_count": len(hints), "checks": checks, "not_run": not_ran,
+            "not_run_text": not_run_summary(not_ran)}
 
 
 def _queue(request):
@@ -97,7 +101,7 @@ def _queue(request):
     everything = Task.objects.filter(scope_q({**scope, "status": ANY_STATUS}))
     counts = dict(everything.values_list("status").annotate(n=Count("pk")).order_by())
     tasks = _previewed(Task.objects.filter(scope_q(scope)).order_by("-created", "-pk"))
-    page = Paginator(tasks, PER_PAGE).get_page(request.GET.get("page"))
+    page = Paginator(tasks, scope.get("size") or PER_PAGE).get_page(request.GET.get("page"))
     return form, scope, counts, page
 
 
@@ -136,6 +140,8 @@ def queue_list(request):
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
         "batch": batch_progress(scope.get("batch")),
+        "page_numbers": list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)),
+        "ellipsis": page.paginator.ELLIPSIS,
     })
 
 
@@ -238,7 +244,7 @@ def failure_words(failure) -> dict:
 def _scope_of(request) -> dict:
     """The queue scope a task's page was opened in (its query string, or the POSTed hidden fields)."""
     params = request.POST if request.method == "POST" else request.GET
-    params = {k: params[k] for k in ("status", "kind", "configuration", "q") if params.get(k)}
+    params = {k: params[k] for k in SCOPE_FIELDS if params.get(k)}
     return _scope(params)[1]
 
 
@@ -295,7 +301,7 @@ def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "
         "live": task.status in LIVE, "signature": _signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
         "outcome": _outcome_names().get(task.outcome, task.outcome),
-        "from_demo_provider": _answered_by_demo(task),
+        "from_demo_provider": _answered_by_demo(task), "not_run": not_run(task.checks, hints),
         "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
         "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
         "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
