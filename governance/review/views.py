@@ -31,6 +31,7 @@ from governance.review.forms import (ANY_STATUS, SCOPE_FIELDS, WAITING, WAITING_
                                      scope_q)
 from governance.review.not_run import not_run, summary as not_run_summary
 from governance.review.passages import place
+from governance.review.undo_offer import offer_undo
 
 PER_PAGE = 25
 PREVIEW_CHARS = 160
@@ -138,6 +139,7 @@ def queue_list(request):
     return render(request, "review/queue.html", {
         "title": _("Review queue"), "form": form, "page": page, "rows": [_row(t, names) for t in page],
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
+        "scope": {k: v for k, v in scope.items() if v},
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
         "batch": batch_progress(scope.get("batch")),
         "page_numbers": list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)),
@@ -367,6 +369,7 @@ def accept(request, pk):
     except Conflict as exc:
         messages.error(request, exc.message)
         return redirect(task_url(task.pk, scope))
+    offer_undo(request, task, scope)
     return _go_on(request, task, scope, _("Accepted.") if not task.edited else _("The edited text was accepted."))
 
 
@@ -383,12 +386,6 @@ def _act(request, pk, act, done: str, *, go_on: bool = True):
         return _go_on(request, task, scope, done)
     messages.success(request, done)
     return redirect(task_url(task.pk, scope))
-
-
-@require_POST
-@editor_required
-def reject(request, pk):
-    return _act(request, pk, lambda task: queue.reject(task, user=request.user), _("Rejected."))
 
 
 @require_POST

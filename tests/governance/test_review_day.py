@@ -82,3 +82,71 @@ def test_the_batch_filter_is_kept_after_accept_and_reject_and_next_stays_in_the_
     response = editor.post(f"/review/tasks/{mine[1].pk}/reject", {**scope, "confirmed": "1"})
     assert response["Location"] == f"/review/tasks/{mine[2].pk}/?batch={ours.pk}"
     assert Task.objects.get(pk=mine[1].pk).status == "rejected"
+
+
+def test_reject_asks_first_keeps_the_reason_and_can_be_undone_for_a_minute(editor, desk_policy):
+    from datetime import timedelta
+
+    from governance.models import GovernanceEvent
+
+    task = make_task(status="ready", outcome="allowed", answer=ANSWER, correlation_id="corr-r")
+    asked = editor.post(f"/review/tasks/{task.pk}/reject", {"status": "waiting"})
+    assert asked.status_code == 200 and 'id="reject-confirm" hidden' not in asked.content.decode()
+    assert 'id="reject-confirm"' in asked.content.decode()
+    assert Task.objects.get(pk=task.pk).status == "ready"  # nothing happened yet
+
+    done = editor.post(f"/review/tasks/{task.pk}/reject", {"confirmed": "1", "reason": "  Off   topic. "})
+    assert done.status_code == 302 and Task.objects.get(pk=task.pk).status == "rejected"
+    event = GovernanceEvent.objects.get(decision="rejected")
+    assert event.detail["reason"] == "Off topic."
+    queue_page = editor.get("/review/").content.decode()
+    assert f"Task {str(task.pk)[:8]} was rejected." in queue_page and 'id="undo-button"' in queue_page
+
+    undone = editor.post(f"/review/tasks/{task.pk}/undo")
+    assert undone.status_code == 302
+    task.refresh_from_db()
+    assert (task.status, task.review_decision, task.reviewed_at) == ("ready", "", None)
+    assert GovernanceEvent.objects.filter(decision="undone", detail__undone="rejected").count() == 1
+    assert 'id="undo-button"' not in editor.get("/review/").content.decode()
+
+    # Once the minute is over, undo is refused with the reason in words.
+    editor.post(f"/review/tasks/{task.pk}/reject", {"confirmed": "1"})
+    Task.objects.filter(pk=task.pk).update(reviewed_at=task.updated - timedelta(minutes=2))
+    late = editor.post(f"/review/tasks/{task.pk}/undo", follow=True).content.decode()
+    assert "This review can no longer be undone (the task is rejected)." in late
+    assert Task.objects.get(pk=task.pk).status == "rejected"
+
+
+def test_bulk_accept_takes_only_ready_hint_free_tasks_after_a_confirmation_with_the_count(editor, hinted_task):
+    plain = [make_task(status="ready", outcome="allowed", answer=f"Plain {i}.") for i in range(3)]
+    chosen = {"task": [str(t.pk) for t in plain] + [str(hinted_task.pk)], "hints": "no"}
+    asked = editor.post("/review/bulk-accept", chosen).content.decode()
+    assert "Accept 3 tasks without hints?" in asked
+    assert "1 selected task has hints or is not ready; it is left out." in asked
+    assert Task.objects.filter(status="accepted").count() == 0
+    done = editor.post("/review/bulk-accept", {**chosen, "confirmed": "1"})
+    assert done.status_code == 302 and done["Location"] == "/review/?hints=no"
+    assert set(Task.objects.filter(status="accepted").values_list("pk", flat=True)) == {t.pk for t in plain}
+    assert Task.objects.get(pk=hinted_task.pk).status == "ready"
+    assert "3 tasks accepted." in editor.get("/review/?hints=no").content.decode()
+
+
+def test_right_and_wrong_answer_json_to_the_script_and_redirect_a_plain_form(editor, hinted_task):
+    from governance.models import GovernanceEvent
+    from governance.review import teaching
+
+    GovernanceEvent.objects.create(correlation_id="corr-hinted", decision="reported", check_name="term_list",
+                                   configuration="newsroom-desk", detail={"list": "Hype words",
+                                                                          "terms": ["revolutionary"]})
+    finding = teaching.encode(teaching.hint_facts(hinted_task.hints[0])[0])
+    answer = editor.post(f"/review/tasks/{hinted_task.pk}/feedback", {"finding": finding, "verdict": "wrong",
+                                                                        "number": "1"},
+                         HTTP_ACCEPT="application/json")
+    assert answer.status_code == 200 and answer.json() == {"verdict": "wrong", "label": "Marked wrong",
+                                                           "message": "Hint 1 marked wrong."}
+    refused = editor.post(f"/review/tasks/{hinted_task.pk}/feedback", {"finding": "[]", "verdict": "right"},
+                          HTTP_ACCEPT="application/json")
+    assert refused.status_code == 400 and refused.json()["error"] == "This hint names no rule or term to mark."
+    plain = editor.post(f"/review/tasks/{hinted_task.pk}/feedback", {"finding": finding, "verdict": "right",
+                                                                       "number": "1"})
+    assert plain.status_code == 302 and plain["Location"].endswith("#hint-1")
