@@ -102,7 +102,19 @@
       });
   }
 
+  function onKey(event) {
+    // Escape in the reject confirmation closes it (review.js blurs a field on Escape; this runs first).
+    if (event.key === "Escape" && event.target && event.target.id === "reject-reason" && rejectPanel(false)) {
+      event.preventDefault();
+      var button = document.getElementById("reject-button");
+      if (button) {
+        button.focus();
+      }
+    }
+  }
+
   function start() {
+    document.addEventListener("keydown", onKey, true);
     document.addEventListener("click", onClick);
     document.addEventListener("submit", onSubmit);
     document.addEventListener("change", function (event) {
