@@ -1,7 +1,7 @@
 """/review/: the queue, a task's page and its actions, the live status, the dashboard."""
 from django.urls import path
 
-from governance.review import acts, feedback, views
+from governance.review import acts, feedback, live_batches, views
 
 app_name = "review"
 
@@ -9,6 +9,7 @@ urlpatterns = [
     path("", views.queue_list, name="queue"),
     path("state.json", views.queue_state, name="queue_state"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("dashboard/batches.json", live_batches.state, name="dashboard_batches"),
     path("tasks/<uuid:pk>/", views.task_detail, name="task"),
     path("tasks/<uuid:pk>/state.json", views.task_state, name="task_state"),
     path("tasks/<uuid:pk>/accept", views.accept, name="accept"),

@@ -421,4 +421,6 @@ def dashboard(request):
     context["title"] = _("Dashboard")
     context["batches_in_progress"] = [
         batch_progress(batch.pk) for batch in Batch.objects.filter(finished_at__isnull=True).order_by("-created")[:10]]
+    context["batches_signature"] = _signature(*[f"{p['batch'].pk}:{p['finished']}:{p['total']}"
+                                                for p in context["batches_in_progress"] if p])
     return render(request, "review/dashboard.html", context)

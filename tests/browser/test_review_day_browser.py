@@ -189,3 +189,17 @@ def test_a_phone_at_390_px_has_no_sideways_scroll_and_40_px_buttons(browser, liv
             shoot(page, screenshots, f"phone-{name}", full_page=False)
     finally:
         context.close()
+
+
+def test_the_dashboard_batch_progress_updates_without_a_reload(as_editor, live_server, desk_policy):
+    batch = Batch.objects.create(name="Live batch", total=2)
+    tasks = [Task.objects.create(configuration="newsroom-desk", status="queued", batch=batch) for _ in range(2)]
+    page = as_editor
+    page.goto(f"{live_server.url}/review/dashboard/")
+    loads = []
+    page.on("framenavigated", lambda frame: loads.append(frame.url) if frame == page.main_frame else None)
+    progress = page.locator(f'.gavel-batch-progress[data-batch="{batch.pk}"] .gavel-count')
+    expect(progress).to_have_text("0 of 2 finished (0%)")
+    Task.objects.filter(pk=tasks[0].pk).update(status="ready")
+    expect(progress).to_have_text("1 of 2 finished (50%)", timeout=10_000)
+    assert loads == []

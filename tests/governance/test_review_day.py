@@ -150,3 +150,19 @@ def test_right_and_wrong_answer_json_to_the_script_and_redirect_a_plain_form(edi
     plain = editor.post(f"/review/tasks/{hinted_task.pk}/feedback", {"finding": finding, "verdict": "right",
                                                                        "number": "1"})
     assert plain.status_code == 302 and plain["Location"].endswith("#hint-1")
+
+
+def test_the_dashboard_polls_the_batches_progress(editor, desk_policy):
+    from governance.models import Batch
+
+    batch = Batch.objects.create(name="live", total=2)
+    tasks = [make_task(status="queued", batch=batch) for _ in range(2)]
+    page = editor.get("/review/dashboard/").content.decode()
+    rendered = re.search(r'data-live-url="/review/dashboard/batches.json" data-signature="(\w+)"', page).group(1)
+    state = editor.get("/review/dashboard/batches.json").json()
+    assert state["signature"] == rendered
+    assert state["batches"] == [{"id": str(batch.pk), "finished": 0, "total": 2}]
+    Task.objects.filter(pk=tasks[0].pk).update(status="ready")
+    moved = editor.get("/review/dashboard/batches.json").json()
+    assert moved["signature"] != rendered and moved["batches"][0]["finished"] == 1
+    assert "1 of 2 finished (50%)" in editor.get("/review/dashboard/").content.decode()
