@@ -49,3 +49,26 @@ def test_the_review_and_release_pages_in_german_show_no_english_status_word(germ
         if words:
             found[url] = sorted(words)
     assert found == {}
+
+
+def test_a_policy_test_report_and_the_history_in_german_show_no_english_status_word(german_admin, desk_policy):
+    import zlib
+
+    from governance.models import PolicyExample, PolicyRevision
+
+    PolicyExample.objects.create(name="fails", configuration="newsroom-desk", text="Acme makes kettles.",
+                                 expect_outcome="allowed")
+    PolicyExample.objects.create(name="passes", configuration="newsroom-desk", text="Our kettle boils water.",
+                                 expect_outcome="allowed")
+    for number, source in enumerate(("admin", "api", "import", "restore"), start=1):
+        PolicyRevision.objects.create(number=number, source=source, actor="root", document=zlib.compress(b"{}"))
+    report = german_admin.post("/admin/policy/test/", {"judges": "skip"})
+    assert report.status_code == 200
+    page = report.content.decode()
+    assert 'id="policy-test-examples"' in page and "Ausgang" in page and "Fehlalarme" in page
+    history = german_admin.get("/admin/policy/history/").content.decode()
+    assert "wiederhergestellte Version" in history and "Verwaltungsseiten" in history
+    found = {url: sorted(visible_words(text) & set(ENGLISH)) for url, text in
+             (("test", page), ("history", history))}
+    assert found == {"test": [], "history": []}
+    assert page.count("<th>Ergebnis</th>") == 1  # result and outcome no longer share one heading
