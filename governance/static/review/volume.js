@@ -122,8 +122,16 @@
         countSelected();
       }
     });
+    offerSelectAll();
+    // The queue's live region is swapped when its rows change: offer the button in the new region too.
+    if (window.MutationObserver) {
+      new MutationObserver(offerSelectAll).observe(document.body, {childList: true, subtree: true});
+    }
+  }
+
+  function offerSelectAll() {
     var all = document.getElementById("bulk-select-all");
-    if (all && document.querySelector(".gavel-bulk-box")) {
+    if (all && all.hidden && document.querySelector(".gavel-bulk-box")) {
       all.hidden = false;
     }
   }
