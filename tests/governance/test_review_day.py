@@ -166,3 +166,10 @@ def test_the_dashboard_polls_the_batches_progress(editor, desk_policy):
     moved = editor.get("/review/dashboard/batches.json").json()
     assert moved["signature"] != rendered and moved["batches"][0]["finished"] == 1
     assert "1 of 2 finished (50%)" in editor.get("/review/dashboard/").content.decode()
+
+
+def test_missed_by_the_policy_is_not_offered_on_a_blocked_task_that_keeps_no_text(editor, desk_policy, hinted_task):
+    blocked = make_task(status="blocked", outcome="blocked", answer="", correlation_id="corr-b",
+                        refusal={"check": "term_list", "message": "No.", "stored_message": "No."})
+    assert 'id="missed-finding"' not in editor.get(f"/review/tasks/{blocked.pk}/").content.decode()
+    assert 'id="missed-finding"' in editor.get(f"/review/tasks/{hinted_task.pk}/").content.decode()
