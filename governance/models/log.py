@@ -27,6 +27,7 @@ class GovernanceEvent(models.Model):
         PROVIDER_FAILED = "provider_failed", _("Provider failed")
         RETRIED = "retried", _("Retried in review")
         FEEDBACK = "feedback", _("Feedback in review")
+        UNDONE = "undone", _("Review undone")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")

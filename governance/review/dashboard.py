@@ -91,11 +91,12 @@ def _facts(win: Window, *checks: str):
 
 
 def _rule_key(check: str, rule: dict) -> tuple:
-    """(check, source, number, line): a judged rule by snippet, number and line; a pattern rule by
+    """(check, source, line number, line): a judged rule by snippet, line number and line; a pattern rule by
     identifier and statement."""
     if rule.get("identifier"):
         return check, str(rule["identifier"]), None, str(rule.get("statement", ""))
-    return check, str(rule.get("snippet", "")), rule.get("number"), str(rule.get("line", ""))
+    # One name per rule everywhere (issue 29): snippet and line number, as feedback and rule stats name it.
+    return check, str(rule.get("snippet", "")), rule.get("line_no") or rule.get("number"), str(rule.get("line", ""))
 
 
 def top_rules(win: Window, limit: int = TOP) -> list[dict]:

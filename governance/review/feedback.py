@@ -5,11 +5,12 @@ Thin: parse the POST, call one service (`governance.review.teaching`, `governanc
 to the task (or render it with the edit filled in). Every act is a POST with CSRF.
 """
 from django.contrib import messages
+from django.http import JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.translation import gettext as _
 from django.views.decorators.http import require_POST
 
-from governance.errors import GavelError
+from governance.errors import Conflict, GavelError
 from governance.models import Task
 from governance.review import teaching as service
 from governance.review.access import editor_required
@@ -24,7 +25,7 @@ def _back(task: Task, request, anchor: str = ""):
     return redirect(task_url(task.pk, scope_of(request)) + anchor)
 
 
-def _factstask_or_404(pk):
+def _facts_task(pk):
     """The task as the feedback acts read it: ids and review state, never a text column."""
     return get_object_or_404(Task.objects.only("id", "review_decision", "correlation_id", "configuration", "also"),
                              pk=pk)
@@ -41,19 +42,27 @@ def _hint_index(request) -> int:
 @editor_required
 def mark(request, pk):
     """Mark one hint right or wrong (SPEC §10.2); changeable until the review is final."""
-    task = _factstask_or_404(pk)
+    task = _facts_task(pk)
     verdict = request.POST.get("verdict", "")
+    # The page's script asks for JSON and updates the hint in place (no reload); a plain form gets a redirect.
+    wants_json = request.headers.get("Accept", "").startswith("application/json")
     try:
         service.mark(task, request.POST.getlist("finding"), verdict, user=request.user)
     except GavelError as exc:
+        if wants_json:
+            return JsonResponse({"error": exc.message, "code": exc.code}, status=409 if isinstance(exc, Conflict) else 400)
         messages.error(request, exc.message)
         return _back(task, request)
     try:
         number = int(request.POST.get("number", ""))
     except ValueError:
         number = 0
-    messages.success(request, _("Hint %(number)d marked right.") % {"number": number} if verdict == service.RIGHT
-                     else _("Hint %(number)d marked wrong.") % {"number": number})
+    said = (_("Hint %(number)d marked right.") % {"number": number} if verdict == service.RIGHT
+            else _("Hint %(number)d marked wrong.") % {"number": number})
+    if wants_json:
+        label = _("Marked right") if verdict == service.RIGHT else _("Marked wrong")
+        return JsonResponse({"verdict": verdict, "label": label, "message": said})
+    messages.success(request, said)
     return _back(task, request, f"#hint-{number}" if number else "")
 
 
@@ -61,7 +70,7 @@ def mark(request, pk):
 @editor_required
 def missed(request, pk):
     """Report a rule or term the policy did not find in this text (a false negative)."""
-    task = _factstask_or_404(pk)
+    task = _facts_task(pk)
     try:
         service.report_missed(task, request.POST.get("finding", ""), user=request.user)
     except GavelError as exc:

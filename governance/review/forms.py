@@ -5,13 +5,16 @@ from django.db.models.functions import Cast, Replace
 from django.utils.translation import gettext_lazy as _
 
 from governance.models import Task
+from governance.review.not_run import has_hints_q, not_run_q
 
 # What an editor still has to act on: decide on (ready, blocked) or send again (failed).
 WAITING = (Task.Status.READY, Task.Status.BLOCKED, Task.Status.FAILED)
 WAITING_CHOICE = "waiting"
 ANY_STATUS = "all"
 # The filters a task's page carries on to the next task, so an editor stays in the queue they chose.
-SCOPE_FIELDS = ("status", "kind", "configuration", "batch", "q")
+SCOPE_FIELDS = ("status", "kind", "configuration", "batch", "hints", "not_run", "q", "size")
+PAGE_SIZES = (25, 50, 100, 200)
+HAS_HINTS, NO_HINTS = "yes", "no"
 
 
 def _blank(label):
@@ -33,6 +36,12 @@ class QueueFilter(forms.Form):
                         widget=forms.TextInput(attrs={"type": "search", "id": "queue-search", "size": 28,
                                                       "placeholder": _("text, record, list, id…")}))
     batch = forms.ChoiceField(label=_("Batch"), required=False)
+    hints = forms.ChoiceField(label=_("Hints"), required=False,
+                              choices=[("", _("with or without hints")), (HAS_HINTS, _("with hints")),
+                                       (NO_HINTS, _("without hints"))])
+    not_run = forms.BooleanField(label=_("Checks not run"), required=False)
+    size = forms.TypedChoiceField(label=_("Per page"), required=False, coerce=int, empty_value=None,
+                                  choices=[("", "25")] + [(str(n), str(n)) for n in PAGE_SIZES[1:]])
 
     def __init__(self, *args, configurations=(), batches=(), **kwargs):
         super().__init__(*args, **kwargs)
@@ -47,6 +56,8 @@ class QueueFilter(forms.Form):
         self.is_valid()
         data = getattr(self, "cleaned_data", {})
         scope = {name: data[name] for name in SCOPE_FIELDS if data.get(name)}
+        if scope.get("not_run"):
+            scope["not_run"] = "1"
         scope.setdefault("status", WAITING_CHOICE)
         return scope
 
@@ -88,6 +99,12 @@ def scope_q(scope: dict) -> Q:
             condition &= Q(**{name: scope[name]})
     if scope.get("batch"):
         condition &= Q(batch_id=scope["batch"])
+    if scope.get("hints") == HAS_HINTS:
+        condition &= has_hints_q()
+    elif scope.get("hints") == NO_HINTS:
+        condition &= ~has_hints_q()
+    if scope.get("not_run"):
+        condition &= not_run_q()
     return condition & search_q(scope.get("q", ""))
 
 

@@ -12,21 +12,23 @@ from django.utils.translation import gettext as _
 
 from governance.errors import Conflict
 from governance.models import PolicyExample, Task
-from governance.review.teaching import expectation
+from governance.review.keeping import plan
 
 
 def keep_as_example(task: Task, *, user) -> PolicyExample:
-    """Save the reviewed task's text (the accepted edit when there was one) as a policy example."""
+    """Save the reviewed task's text as a policy example whose expectation follows the review
+    (`governance.review.keeping.plan`: the original answer for a missed finding or a reject, else the
+    accepted text)."""
     if not task.review_decision:
         raise Conflict(_("Only a reviewed task can be kept as an example."), code="not_reviewed")
-    text = task.edited_text if task.edited else task.answer
+    expect = plan(task)
+    text = expect["text"]
     if not text:
         raise Conflict(_("This task's text is no longer kept, so it cannot become an example."), code="purged")
     held = PolicyExample.objects.filter(from_task=task.pk).first()
     if held is not None:
         raise Conflict(_("This task is already kept as the example “%(name)s”.") % {"name": held.name},
                        code="already_kept")
-    expect = expectation(task)
     values = {
         "configuration": task.configuration, "also": [c for c in (task.also or []) if isinstance(c, str)],
         "kind": task.kind, "site": task.site, "language": task.language,

@@ -17,7 +17,9 @@ from django.utils.translation import gettext as _
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.models import Batch, PolicyExample, Provider, Task
 from governance.review import teaching as service
-from governance.review.forms import WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
+from governance.review.forms import SCOPE_FIELDS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
+from governance.review.keeping import plan
+from governance.review.not_run import not_run
 from governance.review.passages import place, suggestions_of
 from governance.work import editors
 
@@ -135,7 +137,7 @@ def failure_words(failure) -> dict:
 def scope_of(request) -> dict:
     """The queue scope a task's page was opened in (its query string, or the POSTed hidden fields)."""
     params = request.POST if request.method == "POST" else request.GET
-    params = {k: params[k] for k in ("status", "kind", "configuration", "q") if params.get(k)}
+    params = {k: params[k] for k in SCOPE_FIELDS if params.get(k)}
     return queue_scope(params)[1]
 
 
@@ -191,7 +193,7 @@ def detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = ""
         "live": task.status in LIVE, "signature": signature(task.status, task.updated.isoformat()),
         "field": task.field if isinstance(task.field, dict) else None,
         "outcome": outcome_names().get(task.outcome, task.outcome),
-        "from_demo_provider": _answered_by_demo(task),
+        "from_demo_provider": _answered_by_demo(task), "not_run": not_run(task.checks, hints),
         "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
         "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
         "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
@@ -221,13 +223,15 @@ def teaching_context(task: Task, rows: list[dict]) -> dict:
         row["verdict"] = marked.pop() if len(marked) == 1 else ("mixed" if marked else "")
         row["suggestions"] = [{"term": term, "suggestion": value} for term, value in suggestions_of(hint).items()
                               if term in (row.get("terms") or ())] if can_apply and row.get("marked") else []
+    # A blocked task keeps no text: nobody can say what it missed (issue 29).
     missed = [{"value": value, "label": label, "verdict": verdicts.get(value) == service.MISSED}
-              for value, label in service.missed_choices(task)] if open_ else []
+              for value, label in service.missed_choices(task)] if open_ and task.outcome != "blocked" else []
     reported = [value for value, verdict in verdicts.items() if verdict == service.MISSED]
     kept = PolicyExample.objects.filter(from_task=task.pk).values_list("name", flat=True).first()
+    keep_plan = plan(task) if task.review_decision and not kept else None
     return {
         "feedback_open": open_ and any(row["feedback_possible"] for row in rows) or (open_ and bool(missed)),
         "missed_choices": missed, "missed_reported": len(reported),
-        "can_keep": bool(task.review_decision) and bool(task.edited_text if task.edited else task.answer),
+        "can_keep": bool(keep_plan and keep_plan["text"]), "keep_plan": keep_plan,
         "kept_example": kept or "",
     }

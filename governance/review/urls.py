@@ -1,7 +1,7 @@
 """/review/: the queue, a task's page and its actions, the live status, the dashboard."""
 from django.urls import path
 
-from governance.review import feedback, views
+from governance.review import acts, feedback, live_batches, views
 
 app_name = "review"
 
@@ -9,10 +9,13 @@ urlpatterns = [
     path("", views.queue_list, name="queue"),
     path("state.json", views.queue_state, name="queue_state"),
     path("dashboard/", views.dashboard, name="dashboard"),
+    path("dashboard/batches.json", live_batches.state, name="dashboard_batches"),
     path("tasks/<uuid:pk>/", views.task_detail, name="task"),
     path("tasks/<uuid:pk>/state.json", views.task_state, name="task_state"),
     path("tasks/<uuid:pk>/accept", views.accept, name="accept"),
-    path("tasks/<uuid:pk>/reject", views.reject, name="reject"),
+    path("tasks/<uuid:pk>/reject", acts.reject, name="reject"),
+    path("tasks/<uuid:pk>/undo", acts.undo, name="undo"),
+    path("bulk-accept", acts.bulk_accept, name="bulk_accept"),
     path("tasks/<uuid:pk>/cancel", views.cancel, name="cancel"),
     path("tasks/<uuid:pk>/retry", views.retry, name="retry"),
     path("tasks/<uuid:pk>/feedback", feedback.mark, name="feedback"),

@@ -21,9 +21,11 @@ from governance.pages import save_language
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
 from governance.review.forms import ANY_STATUS, WAITING, WAITING_CHOICE, EditForm, scope_q
+from governance.review.not_run import not_run, summary as not_run_summary
 from governance.review.task_page import (
     check_names, detail_context, next_waiting, queue_scope, scope_of, scope_query, signature, task_or_404, task_url,
 )
+from governance.review.undo_offer import offer_undo
 from governance.work import editors, queue
 
 PER_PAGE = 25
@@ -31,13 +33,13 @@ PREVIEW_CHARS = 160
 # Columns the queue reads: the facts, the hints (for their number and checks) and short previews of
 # the texts as annotations, never a whole answer or input.
 LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "review_decision", "created",
-                "updated", "hints", "refusal", "failure", "edited")
+                "updated", "hints", "refusal", "failure", "edited", "checks", "batch_id")
 
 
 # --- the queue ---
 
 
-def _previewed(tasks):
+def previewed(tasks):
     """The queue's rows with short previews computed in the same query (no per-row read)."""
     return tasks.only(*LIST_COLUMNS).annotate(
         preview=Case(When(edited=True, then=Substr("edited_text", 1, PREVIEW_CHARS)),
@@ -46,7 +48,7 @@ def _previewed(tasks):
     )
 
 
-def _row(task, names) -> dict:
+def queue_row(task, names) -> dict:
     hints = [h for h in task.hints if isinstance(h, dict)] if isinstance(task.hints, list) else []
     checks = list(dict.fromkeys(str(names.get(h.get("check"), h.get("check", ""))) for h in hints))
     if task.preview:
@@ -58,16 +60,18 @@ def _row(task, names) -> dict:
     else:
         preview, quiet = task.instruction or "", True
     preview = " ".join(str(preview).split())
+    not_ran = not_run(task.checks, hints)
     return {"task": task, "preview": preview[:PREVIEW_CHARS - 1] + "…" if len(preview) >= PREVIEW_CHARS else preview,
-            "quiet": quiet, "hint_count": len(hints), "checks": checks}
+            "quiet": quiet, "hint_count": len(hints), "checks": checks, "not_run": not_ran,
+            "not_run_text": not_run_summary(not_ran)}
 
 
 def _queue(request):
     form, scope = queue_scope(request.GET)
     everything = Task.objects.filter(scope_q({**scope, "status": ANY_STATUS}))
     counts = dict(everything.values_list("status").annotate(n=Count("pk")).order_by())
-    tasks = _previewed(Task.objects.filter(scope_q(scope)).order_by("-created", "-pk"))
-    page = Paginator(tasks, PER_PAGE).get_page(request.GET.get("page"))
+    tasks = previewed(Task.objects.filter(scope_q(scope)).order_by("-created", "-pk"))
+    page = Paginator(tasks, scope.get("size") or PER_PAGE).get_page(request.GET.get("page"))
     return form, scope, counts, page
 
 
@@ -97,10 +101,13 @@ def queue_list(request):
         status_links.append(link(value, label, counts.get(value, 0)))
     names = check_names()
     return render(request, "review/queue.html", {
-        "title": _("Review queue"), "form": form, "page": page, "rows": [_row(t, names) for t in page],
+        "title": _("Review queue"), "form": form, "page": page, "rows": [queue_row(t, names) for t in page],
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
+        "scope": {k: v for k, v in scope.items() if v},
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
         "batch": batch_progress(scope.get("batch")),
+        "page_numbers": list(page.paginator.get_elided_page_range(page.number, on_each_side=2, on_ends=1)),
+        "ellipsis": page.paginator.ELLIPSIS,
     })
 
 
@@ -143,7 +150,7 @@ def task_state(request, pk):
                          "signature": signature(task.status, task.updated.isoformat())})
 
 
-def _go_on(request, task: Task, scope: dict, done: str):
+def go_on(request, task: Task, scope: dict, done: str):
     """After an act: say what was done and open the next task waiting for review (SPEC §10)."""
     following = next_waiting(task, scope)
     short = str(task.pk)[:8]
@@ -179,10 +186,11 @@ def accept(request, pk):
     except Conflict as exc:
         messages.error(request, exc.message)
         return redirect(task_url(task.pk, scope))
-    return _go_on(request, task, scope, _("Accepted.") if not task.edited else _("The edited text was accepted."))
+    offer_undo(request, task, scope)
+    return go_on(request, task, scope, _("Accepted.") if not task.edited else _("The edited text was accepted."))
 
 
-def _act(request, pk, act, done: str, *, go_on: bool = True):
+def _act(request, pk, act, done: str, *, move_on: bool = True):
     """Run one review act on the task; a status that does not allow it is said on the page."""
     task = task_or_404(pk)
     scope = scope_of(request)
@@ -191,16 +199,10 @@ def _act(request, pk, act, done: str, *, go_on: bool = True):
     except Conflict as exc:
         messages.error(request, exc.message)
         return redirect(task_url(task.pk, scope))
-    if go_on:
-        return _go_on(request, task, scope, done)
+    if move_on:
+        return go_on(request, task, scope, done)
     messages.success(request, done)
     return redirect(task_url(task.pk, scope))
-
-
-@require_POST
-@editor_required
-def reject(request, pk):
-    return _act(request, pk, lambda task: editors.reject(task, user=request.user), _("Rejected."))
 
 
 @require_POST
@@ -214,7 +216,7 @@ def retry(request, pk):
 @editor_required
 def cancel(request, pk):
     return _act(request, pk, lambda task: queue.cancel(task, actor=f"user:{request.user.get_username()}"),
-                _("Cancelled: no worker will generate this task."), go_on=False)
+                _("Cancelled: no worker will generate this task."), move_on=False)
 
 
 @require_POST
@@ -236,4 +238,6 @@ def dashboard(request):
     context["title"] = _("Dashboard")
     context["batches_in_progress"] = [
         batch_progress(batch.pk) for batch in Batch.objects.filter(finished_at__isnull=True).order_by("-created")[:10]]
+    context["batches_signature"] = signature(*[f"{p['batch'].pk}:{p['finished']}:{p['total']}"
+                                               for p in context["batches_in_progress"] if p])
     return render(request, "review/dashboard.html", context)

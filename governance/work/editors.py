@@ -56,12 +56,15 @@ def editors_group() -> Group:
     return group
 
 
-def _review_event(task: Task, decision: str, *, user, edited: bool) -> None:
+def _review_event(task: Task, decision: str, *, user, edited: bool, reason: str = "") -> None:
+    detail = {"task": str(task.pk), "kind": task.kind, "edited": edited}
+    if reason:
+        detail["reason"] = reason[:500]  # the editor's words on why, never the task's text
     write_events([{
         "correlation_id": task.correlation_id or str(task.pk), "decision": decision, "check_name": "review",
         "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
         "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
-        "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "edited": edited},
+        "mode": "", "detail": detail,
     }])
 
 
@@ -113,8 +116,8 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
     return task
 
 
-def reject(task: Task, *, user) -> Task:
-    """Reject a ready or blocked task."""
+def reject(task: Task, *, user, reason: str = "") -> Task:
+    """Reject a ready or blocked task; an editor's optional reason goes into the review event."""
     now = timezone.now()
     with transaction.atomic():
         done = Task.objects.filter(pk=task.pk, status__in=[Status.READY, Status.BLOCKED]).update(
@@ -124,7 +127,7 @@ def reject(task: Task, *, user) -> Task:
         if not done:
             raise Conflict(_("Only a ready or blocked task can be rejected; this one is %(status)s.")
                            % {"status": task.get_status_display()}, code="not_reviewable")
-        _review_event(task, "rejected", user=user, edited=False)
+        _review_event(task, "rejected", user=user, edited=False, reason=reason)
         transaction.on_commit(lambda: queue.notify(task.pk))
     return task
 

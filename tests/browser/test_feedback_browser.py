@@ -2,6 +2,8 @@
 one hint marked wrong and one right, a missed term reported, the task accepted and kept as an example,
 and the dashboard then shows the rule's numbers. Screenshots under var/test-output/screenshots/.
 """
+import re
+
 import pytest
 from django.test import Client
 from django.conf import settings
@@ -92,14 +94,18 @@ def test_an_editor_teaches_the_policy(browser, live_server, reviewer, hinted, sc
         first = section.locator("tbody tr").first
         expect(first).to_contain_text("house-style")
         cells = first.locator("td")
-        # fired 1, reviewed 1, wrong 1, missed 0, precision 0 %, linked to the task
+        # fired 1 (linked to the queue), reviewed 1, right 0, wrong 1, missed 0, precision 0 %, recall —,
+        # linked to the task (issue 29 added right and recall)
         expect(cells.nth(0)).to_have_text("1")
+        expect(cells.nth(0).locator("a")).to_have_attribute("href", re.compile(r"^/review/\?status=all&q="))
         expect(cells.nth(1)).to_have_text("1")
-        expect(cells.nth(2)).to_have_text("1")
-        expect(cells.nth(3)).to_have_text("0")
-        expect(cells.nth(4)).to_have_text("0 %")
-        expect(cells.nth(5).locator("a")).to_have_attribute("href", f"/review/tasks/{hinted.pk}/")
-        expect(section.locator("tbody tr", has_text="Acme").locator("td").nth(3)).to_have_text("1")
+        expect(cells.nth(2)).to_have_text("0")
+        expect(cells.nth(3)).to_have_text("1")
+        expect(cells.nth(4)).to_have_text("0")
+        expect(cells.nth(5)).to_have_text("0 %")
+        expect(cells.nth(6)).to_have_text("—")
+        expect(cells.nth(7).locator("a")).to_have_attribute("href", f"/review/tasks/{hinted.pk}/")
+        expect(section.locator("tbody tr", has_text="Acme").locator("td").nth(4)).to_have_text("1")
         section.scroll_into_view_if_needed()
         section.screenshot(path=str(screenshots / f"feedback-dashboard-{language}.png"))
     finally:

@@ -23,7 +23,7 @@ def test_test_page_shows_the_example_and_rule_tables(log_in, live_server, superu
     assert "0 call(s), 0 from the verdict cache" in totals.inner_text()
     failed = page.locator("#policy-test-examples tr", has_text="guarantee-slips-through")
     assert "failed" in failed.inner_text()
-    assert "outcome allowed_with_hints, expected allowed" in failed.inner_text()
+    assert "outcome delivered with hints, expected delivered" in failed.inner_text()  # in words (issue 29)
     row = page.locator("#policy-test-rules tr", has_text="pattern_rules:legal.no-guarantee")
     cells = [c.strip() for c in row.locator("td").all_inner_texts()]
     assert cells[1:] == ["1", "0", "0.00", "—", "0", "1", "0", "2"]

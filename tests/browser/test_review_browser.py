@@ -119,6 +119,8 @@ def test_reject_a_blocked_task_with_its_key_in_german(german_editor, live_server
     expect(page.locator("#reject-button")).to_contain_text("Ablehnen")
     shoot(page, "blocked-de")
     page.keyboard.press("r")  # a plain keydown handler: works headless, unlike an access key
+    expect(page.locator("#reject-reason")).to_be_focused()  # the confirmation asks first (issue 29)
+    page.keyboard.press("Enter")
     expect(page.locator(".messagelist")).to_contain_text("Abgelehnt.")
     assert Task.objects.get(pk=blocked_task.pk).status == "rejected"
     assert GovernanceEvent.objects.filter(check_name="review", decision="rejected").count() == 1

@@ -180,6 +180,8 @@ def test_shortcuts_accept_and_reject_then_open_the_next_waiting_task(as_editor, 
     assert Task.objects.get(pk=hinted_task.pk).status == "accepted"
 
     page.keyboard.press("r")
+    expect(page.locator("#reject-reason")).to_be_focused()  # the confirmation asks first (issue 29)
+    page.keyboard.press("Enter")
     expect(page).to_have_url(f"{live_server.url}/review/tasks/{field_task.pk}/")
     assert Task.objects.get(pk=blocked_task.pk).status == "rejected"
 
@@ -197,6 +199,8 @@ def test_reject_a_blocked_task_with_r_in_german_keeps_the_refusal(german, live_s
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
     expect(page.locator("#reject-button")).to_contain_text("Ablehnen")
     page.keyboard.press("r")
+    expect(page.locator("#reject-reason")).to_be_focused()  # the confirmation asks first (issue 29)
+    page.keyboard.press("Enter")
     expect(page).to_have_url(re.compile(r"/review/$"))
     expect(page.locator(".messagelist")).to_contain_text("Abgelehnt. Hier ist nichts weiter zu prüfen.")
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")

@@ -246,7 +246,7 @@ def test_an_edit_that_passes_is_screened_again_and_accepted(editor, hinted_task)
 
 
 def test_reject_a_blocked_task(editor, blocked_task):
-    assert editor.post(f"{detail_url(blocked_task)}reject").status_code == 302
+    assert editor.post(f"{detail_url(blocked_task)}reject", {"confirmed": "1"}).status_code == 302
     assert Task.objects.get(pk=blocked_task.pk).status == "rejected"
     assert len(review_events("rejected")) == 1
 

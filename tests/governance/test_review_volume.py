@@ -87,7 +87,7 @@ def test_the_page_marks_every_term_and_links_each_mark_to_its_hint(editor, desk_
 
 # --- 6: a rejected blocked task keeps its refusal ---
 def test_rejecting_a_blocked_task_keeps_its_refusal_on_the_page(editor, blocked_task):
-    editor.post(f"{detail_url(blocked_task)}reject")
+    editor.post(f"{detail_url(blocked_task)}reject", {"confirmed": "1"})
     task = Task.objects.get(pk=blocked_task.pk)
     assert task.status == "rejected" and task.refusal["stored_message"].endswith("Acme.")
     html = editor.get(detail_url(task)).content.decode()
@@ -263,7 +263,7 @@ def test_after_an_act_the_next_waiting_task_opens_in_the_same_scope(editor, hint
     assert response["Location"] == detail_url(blocked_task)
     page = editor.get(response["Location"]).content.decode()
     assert f"Task {str(hinted_task.pk)[:8]}: Accepted. This is the next task waiting for review." in page
-    assert editor.post(f"{detail_url(blocked_task)}reject")["Location"] == detail_url(field_task)
+    assert editor.post(f"{detail_url(blocked_task)}reject", {"confirmed": "1"})["Location"] == detail_url(field_task)
     # The scope goes along: only field fills, so nothing else waits after this one.
     response = editor.post(f"{detail_url(field_task)}accept", {"kind": "field_fill"})
     assert response["Location"] == "/review/?kind=field_fill"
