@@ -1,4 +1,4 @@
-"""URL map: admin, REST API v1, the OpenAI-compatible gateway, review UI and its login, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway (Chat Completions, Responses), review UI and its login, health check."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -46,8 +46,10 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.protocols.openai_chat.urls", "openai"))),
+    path("openai/v1/", include(("governance.protocols.openai_responses.urls", "openai-responses"))),
     # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
     path("v1/", include(("governance.protocols.openai_chat.urls", "openai-v1"))),
+    path("v1/", include(("governance.protocols.openai_responses.urls", "openai-responses-v1"))),
     path("review/", include("governance.review.urls")),
     # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),

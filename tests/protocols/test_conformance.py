@@ -129,7 +129,7 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
     _consumer, token = make_consumer("newsroom-app", [configuration])
     if case.setup:
         case.setup(configuration)
-    if delivery == "held" and not case.setup:
+    if delivery == "held":
         unrelated_list(configuration)
     provider_server.script([dict(entry) for entry in case.script])
 
@@ -149,6 +149,10 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
     assert got.outcome == case.outcome
     assert {(hint["check"], hint["type"]) for hint in got.hints} == case.hints
     assert got.text == case.text
+    if delivery == "held":
+        assert got.text_chunks <= 1
+    elif delivery == "live" and case.text:
+        assert got.text_chunks > 1, "a live stream sends the provider's deltas as they come"
     assert got.tool_calls == case.tool_calls
     if case.message:
         assert case.message in got.message
@@ -161,6 +165,6 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
 
 def test_every_protocol_has_an_adapter():
     """Adding a protocol = one adapter module: the suite finds it by itself."""
-    assert "openai_chat" in ADAPTERS
+    assert {"openai_chat", "openai_responses"} <= set(ADAPTERS)
     for adapter in ADAPTERS.values():
         assert adapter.name and adapter.unsupported[0]

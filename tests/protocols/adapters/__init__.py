@@ -60,6 +60,8 @@ class Outcome:
     message   the block message where the protocol's client finds it (a refusal part, a refusal
               field, ...), else the error message of an error body, else None
     text      the answer text as a client assembles it (all text deltas of a stream, joined)
+    text_chunks  how many non-empty text deltas a stream sent (0 for a plain answer): a held stream
+              sends at most one, a live one as many as the provider did
     tool_calls  the function calls delivered: [{"name": str, "arguments": dict}]
     error     an error body read into {"type", "code", "param", "message"} (None when no error);
               `param` is the parameter named (OpenAI's `param`; for protocols without one, the
@@ -73,6 +75,7 @@ class Outcome:
     hints: list = field(default_factory=list)
     message: str | None = None
     text: str = ""
+    text_chunks: int = 0
     tool_calls: list = field(default_factory=list)
     error: dict | None = None
     gavel: dict | None = None

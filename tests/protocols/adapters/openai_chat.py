@@ -55,7 +55,9 @@ class OpenAIChat:
                     result.error = _error(chunk)
                     continue
                 delta = chunk["choices"][0]["delta"]
-                result.text += delta.get("content") or ""
+                if delta.get("content"):
+                    result.text += delta["content"]
+                    result.text_chunks += 1
                 if delta.get("refusal"):
                     result.message = delta["refusal"]
                 for call in delta.get("tool_calls") or []:
