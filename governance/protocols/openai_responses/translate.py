@@ -88,7 +88,9 @@ def finished(body: dict, correlation_id: str, *, model: str, created_at: int, ec
     response = envelope(correlation_id, model=model, created_at=created_at, echo=echo,
                         status="incomplete" if blocked else "completed")
     if blocked:
-        response["incomplete_details"] = {"reason": "content_filter"}
+        # `message` is Gavel's: clients that raise on an incomplete response (the Agents SDK) print
+        # incomplete_details, so the block message reaches the app in the exception's text.
+        response["incomplete_details"] = {"reason": "content_filter", "message": refusal_of(body) or ""}
     response["output"] = output if output is not None else output_of(body, correlation_id)
     response["usage"] = usage_of(body)
     response["gavel"] = gavel_member(body)
