@@ -69,9 +69,12 @@ def parse_responses_request(body) -> tuple[dict, dict, bool, dict]:
         data["tools"] = tools
     serializer = CompletionRequestSerializer(data=data)
     if not serializer.is_valid():
+        input_named = any(name.startswith("input") for name in (*errors, *unsupported))
         for name, messages_ in field_messages(serializer.errors).items():
-            if name == "messages" and "input" in errors:
-                continue
+            if name.partition(".")[0] == "messages" and not _MESSAGE_PATH.match(name):
+                if input_named:
+                    continue  # no messages because every item was refused: that refusal says it
+                name = "input"
             errors.setdefault(_client_path(name, origins), messages_)
     if errors:
         raise BadInput(_("The request has invalid fields."), fields={**errors, **unsupported})

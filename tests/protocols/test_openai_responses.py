@@ -1,0 +1,109 @@
+"""POST /openai/v1/responses read and answered (SPEC §11.6), through Django's test client: what reaches
+the provider for each kind of input item and parameter, and what is refused with 400 naming it."""
+import json
+
+import pytest
+
+pytestmark = pytest.mark.django_db
+
+
+def post(api, **body):
+    body.setdefault("model", "newsroom")
+    return api.post("/openai/v1/responses", body, format="json")
+
+
+def sent(provider_server) -> dict:
+    [request] = provider_server.chat_requests
+    return request.body
+
+
+def test_items_become_the_chat_messages_the_run_reads(api, provider_server):
+    response = post(api, instructions="Be brief.", input=[
+        {"role": "developer", "content": "House style applies."},
+        {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "Weather "},
+                                                         {"type": "input_text", "text": "in Kiel?"}]},
+        {"type": "reasoning", "id": "rs_1", "summary": [], "encrypted_content": "opaque"},
+        {"type": "message", "role": "assistant", "id": "msg_1", "status": "completed",
+         "content": [{"type": "output_text", "text": "Let me look.", "annotations": []}]},
+        {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "get_weather",
+         "arguments": '{"city": "Kiel"}', "status": "completed"},
+        {"type": "function_call", "call_id": "call_2", "name": "get_time", "arguments": "{}"},
+        {"type": "function_call_output", "call_id": "call_1", "output": "Sunny."},
+        {"type": "function_call_output", "call_id": "call_2", "output": [{"type": "input_text", "text": "Noon."}]},
+        {"role": "assistant", "content": [{"type": "refusal", "refusal": "Not that."}]},
+    ])
+    assert response.status_code == 200, response.content
+    assert sent(provider_server)["messages"] == [
+        {"role": "system", "content": "Be brief."},
+        {"role": "system", "content": "House style applies."},  # as on Chat Completions
+        {"role": "user", "content": "Weather in Kiel?"},
+        {"role": "assistant", "content": "Let me look.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Kiel"}'}},
+            {"id": "call_2", "type": "function", "function": {"name": "get_time", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "Sunny."},
+        {"role": "tool", "tool_call_id": "call_2", "content": "Noon."},
+        {"role": "assistant", "refusal": "Not that."},
+    ]
+
+
+def test_tools_tool_choice_and_formats_reach_the_provider(api, provider_server):
+    tool = {"type": "function", "name": "save", "parameters": {"type": "object"}, "strict": True}
+    response = post(api, input="Save it.", tools=[tool], tool_choice={"type": "function", "name": "save"},
+                    parallel_tool_calls=False, text={"format": {"type": "json_object"}}, max_output_tokens=64,
+                    user="desk-7", metadata={"a": "b"}, store=True, include=["reasoning.encrypted_content"])
+    assert response.status_code == 200, response.content
+    body = sent(provider_server)
+    assert body["tools"] == [{"type": "function", "function": {"name": "save", "parameters": {"type": "object"},
+                                                               "strict": True}}]
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "save"}}
+    assert body["parallel_tool_calls"] is False and body["response_format"] == {"type": "json_object"}
+    assert body["max_tokens"] == 64 and body["user"] == "desk-7"
+    answer = response.json()
+    assert answer["metadata"] == {"a": "b"} and answer["store"] is False and answer["tool_choice"]["name"] == "save"
+
+
+def test_reasoning_effort_reaches_the_provider(api, provider_server):
+    response = post(api, input="Think.", reasoning={"effort": "low"})
+    assert response.status_code == 200, response.content
+    assert sent(provider_server)["reasoning_effort"] == "low"
+
+
+@pytest.mark.parametrize("body, param, code", [
+    ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type", "unsupported_parameter"),
+    ({"input": [{"type": "web_search_call", "id": "ws_1"}]}, "input[0].type", "unsupported_parameter"),
+    ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
+     "input[0].content[0].type", "unsupported_parameter"),
+    ({"input": "Hi.", "tools": [{"type": "file_search", "vector_store_ids": ["v"]}]}, "tools[0].type",
+     "unsupported_parameter"),
+    ({"input": "Hi.", "conversation": "conv_1"}, "conversation", "unsupported_parameter"),
+    ({"input": "Hi.", "background": True}, "background", "unsupported_parameter"),
+    ({"input": "Hi.", "truncation": "auto"}, "truncation", "unsupported_parameter"),
+    ({"input": "Hi.", "include": ["message.output_text.logprobs"]}, "include", "unsupported_parameter"),
+    ({"input": "Hi.", "temperature": 5}, "temperature", "invalid"),
+    ({"input": []}, "input", "invalid"),
+    ({"input": [{"role": "robot", "content": "Hi."}]}, "input[0].role", "invalid"),
+    ({"input": [{"type": "function_call_output", "output": "x"}]}, "input[0].call_id", "invalid"),
+    ({"input": "Hi.", "text": {"format": {"type": "json_schema"}}}, "text.format", "invalid"),
+    ({"input": "Hi.", "gavel": {"colour": "red"}}, "gavel.colour", "invalid"),
+    ({}, "input", "invalid"),
+])
+def test_what_cannot_be_read_or_honoured_is_a_400_naming_it(api, provider_server, body, param, code):
+    response = post(api, **body)
+    assert response.status_code == 400, response.content
+    error = response.json()["error"]
+    assert error["param"] == param and error["type"] == "invalid_request_error"
+    assert param in error["message"]
+    assert (error["code"] == "unsupported_parameter") == (code == "unsupported_parameter"), error
+    assert provider_server.chat_requests == []
+
+
+def test_the_same_endpoint_answers_at_v1(api, provider_server):
+    response = api.post("/v1/responses", {"model": "newsroom", "input": "Hi."}, format="json")
+    assert response.status_code == 200 and response.json()["object"] == "response"
+
+
+def test_unknown_model_and_bad_token_are_openai_errors(api, client, provider_server):
+    assert post(api, model="no-such", input="Hi.").json()["error"]["type"] == "not_found_error"
+    response = client.post("/openai/v1/responses", json.dumps({"model": "newsroom", "input": "Hi."}),
+                           content_type="application/json", headers={"Authorization": "Bearer nope"})
+    assert response.status_code == 401 and response.json()["error"]["type"] == "authentication_error"
