@@ -1,0 +1,35 @@
+// Vercel's AI SDK in its default mode — createOpenAI({baseURL})(model), the Responses API — against a
+// live Gavel: generateText and streamText with one tool, then a blocked answer. Reads GAVEL_BASE_URL
+// and GAVEL_TOKEN; prints one JSON object of what it saw.
+import { createOpenAI } from "@ai-sdk/openai";
+import { generateText, streamText, stepCountIs, tool } from "ai";
+import { z } from "zod";
+
+const openai = createOpenAI({ baseURL: process.env.GAVEL_BASE_URL, apiKey: process.env.GAVEL_TOKEN });
+const model = openai("newsroom");
+const tools = {
+  get_weather: tool({
+    description: "The weather in a city.",
+    inputSchema: z.object({ city: z.string() }),
+    execute: async ({ city }) => `Sunny in ${city}, 21 °C.`,
+  }),
+};
+const seen = {};
+
+const generated = await generateText({ model, prompt: "What is the weather in Kiel?", tools,
+  stopWhen: stepCountIs(3), maxRetries: 0 });
+seen.generate = { text: generated.text, steps: generated.steps.length,
+  toolCalls: generated.steps[0].toolCalls.map((c) => [c.toolName, c.input]) };
+
+const streamed = streamText({ model, prompt: "What is the weather in Kiel?", tools, stopWhen: stepCountIs(3),
+  maxRetries: 0 });
+let text = "";
+let chunks = 0;
+for await (const delta of streamed.textStream) { text += delta; chunks += 1; }
+seen.stream = { text, chunks, steps: (await streamed.steps).length };
+
+const blocked = await generateText({ model, prompt: "Write about the harbour.", maxRetries: 0 });
+seen.blocked = { text: blocked.text, finishReason: blocked.finishReason,
+  content: blocked.content, providerMetadata: blocked.providerMetadata ?? null };
+
+console.log(JSON.stringify(seen));
