@@ -15,6 +15,7 @@ PURE_ENGINES = (
     "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
     "judging/demo_model.py",
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
+    "governance/protocols/openai_responses/translate.py",
     "governance/review/passages.py", "governance/review/chart.py",
 )
 # Engines that may appear as the work goes on; each is pure the moment it exists.

@@ -107,3 +107,56 @@ def test_unknown_model_and_bad_token_are_openai_errors(api, client, provider_ser
     response = client.post("/openai/v1/responses", json.dumps({"model": "newsroom", "input": "Hi."}),
                            content_type="application/json", headers={"Authorization": "Bearer nope"})
     assert response.status_code == 401 and response.json()["error"]["type"] == "authentication_error"
+
+
+def typed_events(response) -> list[dict]:
+    """The stream's events, strictly: `event: <type>` then one `data:` line whose `type` is the same,
+    sequence numbers counting from 0."""
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/event-stream")
+    raw = b"".join(response.streaming_content).decode()
+    events = []
+    for block in raw.strip("\n").split("\n\n"):
+        name_line, data_line = block.split("\n")
+        event = json.loads(data_line[len("data: "):])
+        assert name_line == f"event: {event['type']}"
+        events.append(event)
+    assert [e["sequence_number"] for e in events] == list(range(len(events)))
+    return events
+
+
+def test_a_live_stream_that_breaks_off_ends_failed_with_a_not_checked_hint(api, provider_server, backup):
+    provider_server.script([{"stream_chunks": ["One ", "two ", "three."], "fail_after": 1, "for_model": "test-model"}])
+    events = typed_events(post(api, input="Count.", stream=True))
+    assert [e["delta"] for e in events if e["type"] == "response.output_text.delta"] == ["One "]
+    error = next(e for e in events if e["type"] == "error")
+    assert error["code"] == "provider_error"
+    final = events[-1]
+    assert final["type"] == "response.failed" and final["response"]["status"] == "failed"
+    assert final["response"]["error"]["code"] == "provider_error"
+    assert [h["type"] for h in final["response"]["gavel"]["hints"]] == ["not_checked"]
+
+
+def test_a_held_stream_that_breaks_off_sends_no_text(api, provider_server, configuration, backup):
+    configuration.rule_mode = "block"
+    configuration.save()
+    provider_server.script([{"stream_chunks": ["One ", "two ", "three."], "fail_after": 1, "for_model": "test-model"}])
+    events = typed_events(post(api, input="Count.", stream=True))
+    assert not [e for e in events if e["type"].startswith("response.output_text")]
+    assert "One" not in json.dumps(events)
+    final = events[-1]
+    assert final["type"] == "response.failed"
+    assert final["response"]["gavel"]["outcome"] == "blocked"
+    assert final["response"]["gavel"]["block"]["check"] == "stream"
+
+
+def test_a_streamed_function_call_comes_as_its_items(api, provider_server):
+    provider_server.script([{"tool_calls": [{"id": "call_9", "name": "save", "arguments": {"body": "Hi"}}]}])
+    events = typed_events(post(api, input="Save.", stream=True,
+                               tools=[{"type": "function", "name": "save", "parameters": {"type": "object"}}]))
+    kinds = [e["type"] for e in events]
+    assert kinds == ["response.created", "response.in_progress", "response.output_item.added",
+                     "response.function_call_arguments.delta", "response.function_call_arguments.done",
+                     "response.output_item.done", "response.completed"]
+    item = events[-1]["response"]["output"][0]
+    assert (item["type"], item["call_id"], item["name"], json.loads(item["arguments"])) == (
+        "function_call", "call_9", "save", {"body": "Hi"})
