@@ -160,3 +160,53 @@ def test_a_streamed_function_call_comes_as_its_items(api, provider_server):
     item = events[-1]["response"]["output"][0]
     assert (item["type"], item["call_id"], item["name"], json.loads(item["arguments"])) == (
         "function_call", "call_9", "save", {"body": "Hi"})
+
+
+TOOL = {"type": "function", "name": "save", "parameters": {"type": "object"}}
+# Every request member of the Responses API Gavel reads (SPEC §11.6): what the provider must receive.
+REACHES = [
+    ("instructions", {"instructions": "Be brief."}, lambda b: b["messages"][0] == {"role": "system",
+                                                                                  "content": "Be brief."}),
+    ("tools", {"tools": [TOOL]}, lambda b: b["tools"][0]["function"]["name"] == "save"),
+    ("tool_choice", {"tools": [TOOL], "tool_choice": "required"}, lambda b: b["tool_choice"] == "required"),
+    ("parallel_tool_calls", {"tools": [TOOL], "parallel_tool_calls": False},
+     lambda b: b["parallel_tool_calls"] is False),
+    ("temperature", {"temperature": 0.2}, lambda b: b["temperature"] == 0.2),
+    ("top_p", {"top_p": 0.5}, lambda b: b["top_p"] == 0.5),
+    ("max_output_tokens", {"max_output_tokens": 77}, lambda b: b["max_tokens"] == 77),
+    ("text.format", {"text": {"format": {"type": "json_object"}}},
+     lambda b: b["response_format"] == {"type": "json_object"}),
+    ("reasoning.effort", {"reasoning": {"effort": "high"}}, lambda b: b["reasoning_effort"] == "high"),
+    ("user", {"user": "desk-7"}, lambda b: b["user"] == "desk-7"),
+    ("stream", {"stream": True}, lambda b: b["stream"] is True),
+]
+
+
+@pytest.mark.parametrize("name, extra, check", REACHES, ids=[row[0] for row in REACHES])
+def test_every_parameter_that_changes_the_answer_reaches_the_provider(api, provider_server, name, extra, check):
+    response = post(api, input="Hi.", **extra)
+    assert response.status_code == 200, response.content
+    if response.streaming:
+        b"".join(response.streaming_content)
+    assert check(sent(provider_server)), sent(provider_server)
+
+
+@pytest.mark.parametrize("name, value", [("service_tier", "flex"), ("text.verbosity", "low")])
+def test_a_passed_parameter_reaches_the_provider_or_is_refused_naming_it(api, provider_server, name, value):
+    """Whether a route takes it is litellm's to say: either way it is never dropped."""
+    head, _dot, tail = name.partition(".")
+    response = post(api, input="Hi.", **({head: {tail: value}} if tail else {head: value}))
+    if response.status_code == 200:
+        assert sent(provider_server)[tail or head] == value
+    else:  # named as the client named it (litellm 1.110.2 sends no verbosity to the openai route)
+        assert response.status_code == 400 and response.json()["error"]["param"] == name, response.content
+        assert response.json()["error"]["code"] == "unsupported_parameter"
+        assert provider_server.chat_requests == []
+
+
+@pytest.mark.parametrize("extra", [{"metadata": {"a": "b"}}, {"store": True}, {"safety_identifier": "u-1"},
+                                   {"prompt_cache_key": "k"}, {"stream_options": {"include_obfuscation": False}}])
+def test_members_that_change_nothing_sent_are_accepted(api, provider_server, extra):
+    response = post(api, input="Hi.", **extra)
+    assert response.status_code == 200, response.content
+    assert set(extra) & set(sent(provider_server)) == set()

@@ -98,6 +98,8 @@ PARAMETERS: tuple[Parameter, ...] = (
               accepts=_NEVER, refusal=_("Gavel offers function tools only, and cannot cap built-in tool calls.")),
 )
 BY_NAME = {parameter.name: parameter for parameter in PARAMETERS}
+# The provider's names of what the client named inside an object: a route's refusal names the client's.
+CLIENT_NAMES = {"reasoning_effort": "reasoning.effort", "verbosity": "text.verbosity"}
 
 
 def read_parameters(body: dict, errors: dict, unsupported: dict, *, offers_tools: bool) -> dict:

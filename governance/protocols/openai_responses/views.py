@@ -6,9 +6,11 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
 from governance.api.views import reader_language
+from governance.errors import BadInput
 from governance.protocols.openai_chat.serializers import OpenAIErrorSerializer
 from governance.protocols.openai_chat.views import ERRORS, OpenAIView
-from governance.protocols.openai_responses import schema, serializers, translate  # noqa: F401  (schema: its extension)
+from governance.protocols.openai_responses import parameters, serializers, translate
+from governance.protocols.openai_responses import schema  # noqa: F401  (registers the request's OpenAPI extension)
 from governance.runs import completions
 
 
@@ -41,7 +43,11 @@ class ResponsesView(OpenAIView):
             reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         call.options.update(options)
-        completions.check_client_parameters(call)
+        try:
+            completions.check_client_parameters(call)
+        except BadInput as exc:
+            exc.fields = {parameters.CLIENT_NAMES.get(name, name): value for name, value in exc.fields.items()}
+            raise
         model, created_at = data["configuration"], int(time.time())
         if stream:
             # Opened before answering, so an error before the first event is an ordinary error response.
