@@ -66,3 +66,16 @@ def test_a_blocked_answer(llm, provider_server, configuration):
     assert answer.response_metadata["status"] == "incomplete"
     assert answer.response_metadata["incomplete_details"]["reason"] == "content_filter"
     assert "harbour woke" not in repr(answer)
+
+
+def test_a_blocked_stream(llm, provider_server, configuration):
+    TermList.objects.create(name="Brand words", forbidden="Kunde", message="Say customer.").configurations.set(
+        [configuration])
+    provider_server.script([{"text": "Dear Kunde, the harbour woke early."}])
+    chunks = list(llm.stream("Write about the harbour."))
+    assert "".join(chunk.text for chunk in chunks) == ""
+    refusals = [block["refusal"] for chunk in chunks if isinstance(chunk.content, list)
+                for block in chunk.content if isinstance(block, dict) and block.get("type") == "refusal"]
+    assert any("Say customer." in refusal for refusal in refusals)
+    assert chunks[-1].response_metadata["incomplete_details"]["reason"] == "content_filter"
+    assert "harbour woke" not in repr(chunks)

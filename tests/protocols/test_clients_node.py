@@ -62,7 +62,7 @@ def test_the_openai_npm_package_responses_create(run_node, provider_server):
 
 def test_the_ai_sdk_default_model_generates_and_streams_with_a_tool(run_node, provider_server):
     provider_server.script([WEATHER_CALL, {"text": "It is sunny in Kiel."}, WEATHER_CALL,
-                            {"text": "It is sunny in Kiel."}, BLOCKED])
+                            {"text": "It is sunny in Kiel."}, BLOCKED, BLOCKED])
     seen = run_node("ai_sdk.mjs")
     assert seen["generate"] == {"text": "It is sunny in Kiel.", "steps": 2,
                                 "toolCalls": [["get_weather", {"city": "Kiel"}]]}
@@ -73,3 +73,5 @@ def test_the_ai_sdk_default_model_generates_and_streams_with_a_tool(run_node, pr
     blocked = seen["blocked"]
     assert blocked["finishReason"] == "content-filter"
     assert "Say customer." in blocked["text"] and "harbour woke" not in json.dumps(blocked)
+    assert seen["blockedStream"]["finishReason"] == "content-filter"
+    assert "Say customer." in seen["blockedStream"]["text"] and "harbour woke" not in seen["blockedStream"]["text"]

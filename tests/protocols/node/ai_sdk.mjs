@@ -32,4 +32,9 @@ const blocked = await generateText({ model, prompt: "Write about the harbour.", 
 seen.blocked = { text: blocked.text, finishReason: blocked.finishReason,
   content: blocked.content, providerMetadata: blocked.providerMetadata ?? null };
 
+const blockedStream = streamText({ model, prompt: "Write about the harbour.", maxRetries: 0 });
+let blockedText = "";
+for await (const delta of blockedStream.textStream) blockedText += delta;
+seen.blockedStream = { text: blockedText, finishReason: await blockedStream.finishReason };
+
 console.log(JSON.stringify(seen));
