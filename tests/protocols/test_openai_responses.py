@@ -3,6 +3,7 @@ the provider for each kind of input item and parameter, and what is refused with
 import json
 
 import pytest
+from rest_framework.test import APIClient
 
 pytestmark = pytest.mark.django_db
 
@@ -69,7 +70,7 @@ def test_reasoning_effort_reaches_the_provider(api, provider_server):
 
 
 @pytest.mark.parametrize("body, param, code", [
-    ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].type", "unsupported_parameter"),
+    ({"input": [{"type": "item_reference", "id": "msg_1"}]}, "input[0].id", "invalid"),
     ({"input": [{"type": "web_search_call", "id": "ws_1"}]}, "input[0].type", "unsupported_parameter"),
     ({"input": [{"role": "user", "content": [{"type": "input_image", "image_url": "x"}]}]},
      "input[0].content[0].type", "unsupported_parameter"),
@@ -210,3 +211,37 @@ def test_members_that_change_nothing_sent_are_accepted(api, provider_server, ext
     response = post(api, input="Hi.", **extra)
     assert response.status_code == 200, response.content
     assert set(extra) & set(sent(provider_server)) == set()
+
+
+def test_an_item_reference_is_the_item_gavel_returned_to_this_token(api, provider_server, make_consumer,
+                                                                    configuration):
+    provider_server.script([
+        {"tool_calls": [{"id": "call_1", "name": "save", "arguments": {"body": "Hi"}}], "text": "Saving."},
+        {"text": "Saved."},
+    ])
+    first = post(api, input="Save it.", tools=[TOOL]).json()
+    message, call = first["output"]
+    references = [{"type": "item_reference", "id": message["id"]}, {"type": "item_reference", "id": call["id"]}]
+    second = post(api, tools=[TOOL], input=[{"role": "user", "content": "Save it."}, *references,
+                                            {"type": "function_call_output", "call_id": "call_1", "output": "ok"}])
+    assert second.status_code == 200, second.content
+    assert provider_server.chat_requests[1].body["messages"][1:] == [
+        {"role": "assistant", "content": "Saving.", "tool_calls": [
+            {"id": "call_1", "type": "function", "function": {"name": "save", "arguments": '{"body": "Hi"}'}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "ok"}]
+    # Another token cannot read what this one was sent.
+    _other, token = make_consumer("other-app", [configuration])
+    other = APIClient()
+    other.credentials(HTTP_AUTHORIZATION=f"Bearer {token}")
+    response = other.post("/openai/v1/responses", {"model": "newsroom", "input": references}, format="json")
+    assert response.status_code == 400 and response.json()["error"]["param"] == "input[0].id"
+
+
+def test_a_streamed_response_s_items_are_kept_too(api, provider_server):
+    provider_server.script([{"text": "The harbour woke early."}, {"text": "Again."}])
+    events = typed_events(post(api, input="Write.", stream=True))
+    [item] = events[-1]["response"]["output"]
+    second = post(api, input=[{"type": "item_reference", "id": item["id"]}, {"role": "user", "content": "More."}])
+    assert second.status_code == 200, second.content
+    assert provider_server.chat_requests[1].body["messages"][0] == {"role": "assistant",
+                                                                    "content": "The harbour woke early."}

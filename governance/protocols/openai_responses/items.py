@@ -76,9 +76,11 @@ def _function_call(item: dict, where: str, errors: dict) -> dict | None:
                                                                     "arguments": item["arguments"]}}
 
 
-def messages_of(body: dict, errors: dict) -> tuple[list[dict], list[str]]:
+def messages_of(body: dict, errors: dict, references: dict | None = None) -> tuple[list[dict], list[str]]:
     """(chat messages, where each came from) of `instructions` and `input`. Consecutive function calls
-    become one assistant message with tool calls (on the assistant message before them, if any)."""
+    become one assistant message with tool calls (on the assistant message before them, if any); an
+    `item_reference` is the item Gavel kept under that id (`references`: id → item, kept.py)."""
+    references = references or {}
     messages: list[dict] = []
     origins: list[str] = []
     instructions = body.get("instructions")
@@ -125,9 +127,19 @@ def messages_of(body: dict, errors: dict) -> tuple[list[dict], list[str]]:
         elif kind in PASSED_BACK:
             continue
         elif kind in REFERENCE_TYPES:
-            errors[f"{where}.type"] = [_("Gavel keeps no responses, so it cannot resolve an item reference: send "
-                                         "the whole conversation as items.")]
-            continue
+            kept = references.get(item.get("id"))
+            if kept is None:
+                errors[f"{where}.id"] = [_("Gavel does not have this item for this token (it keeps the items it "
+                                           "returned for a while): send the whole conversation as items.")]
+                continue
+            message = _message(kept, where, errors) if kept["type"] == "message" else None
+            if kept["type"] == "function_call":
+                call = _function_call(kept, where, errors)
+                last = messages[-1] if messages else None
+                if call is not None and last is not None and last["role"] == "assistant":
+                    last.setdefault("tool_calls", []).append(call)
+                    continue
+                message = {"role": "assistant", "content": None, "tool_calls": [call]} if call else None
         else:
             errors[f"{where}.type"] = [_("Gavel cannot screen an item of type %(kind)s: send messages, function "
                                          "calls and their outputs.") % {"kind": kind}]

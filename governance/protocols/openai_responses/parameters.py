@@ -21,7 +21,7 @@ WITH_TOOLS = "with_tools"     # to the provider, only when the request offers to
 ACCEPTED = "accepted"         # changes nothing Gavel sends or returns but the echo (metadata, store, ...)
 READ = "read"                 # read by the gateway or by items.py
 
-REFUSE_STORED = _("Gavel keeps no responses: send the whole conversation in input instead.")
+REFUSE_STORED = _("Gavel keeps no responses: send the whole conversation in input instead.")  # items: kept.py
 
 
 @dataclass(frozen=True)

@@ -31,10 +31,11 @@ def _client_path(name: str, origins: list[str]) -> str:
     return client_name(name)
 
 
-def parse_responses_request(body) -> tuple[dict, dict, bool, dict]:
+def parse_responses_request(body, references: dict | None = None) -> tuple[dict, dict, bool, dict]:
     """The body of POST responses → (completions request data, model-call options, stream, echo).
 
-    Raises BadInput naming every bad field (`input[2].type`, `tools[0].type`, `text.format`); a
+    `references` are the items Gavel kept that the input refers to (kept.look_up). Raises BadInput
+    naming every bad field (`input[2].type`, `tools[0].type`, `text.format`); a
     parameter or value Gavel cannot honour (`previous_response_id`, a built-in tool) is
     `unsupported_parameter`, naming it.
     """
@@ -44,7 +45,7 @@ def parse_responses_request(body) -> tuple[dict, dict, bool, dict]:
     unsupported: dict = {}
     tools = items.tools_of(body.get("tools"), unsupported)
     options = parameters.read_parameters(body, errors, unsupported, offers_tools=bool(tools))
-    messages, origins = items.messages_of(body, errors)
+    messages, origins = items.messages_of(body, errors, references)
     for name in [name for name in errors if name.endswith(".type") and name.startswith("input[")]:
         unsupported[name] = errors.pop(name)  # an item Gavel cannot screen: refused, not malformed
     if body.get("text") is not None:

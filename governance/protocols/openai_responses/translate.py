@@ -115,14 +115,15 @@ class _Events:
 
 
 def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, model: str, created_at: int,
-                 echo: dict) -> Iterator[str]:
+                 echo: dict, on_output=None) -> Iterator[str]:
     """The typed events of a streamed response for one run of completions.stream_steps.
 
     A held stream's steps are its verdict: one `delta` (or `blocked`) then `done`; a live stream's
     deltas flow as `response.output_text.delta` as they come. At `done` the message is closed, the
     function calls are sent as items, and the last event — `response.completed`, or
     `response.incomplete` for a block — carries the response with `gavel`. A stream `error` is an
-    `error` event followed by `response.failed` (still with `gavel`).
+    `error` event followed by `response.failed` (still with `gavel`). `on_output` is handed the
+    output items before the last event.
     """
     event = _Events()
     head = envelope(correlation_id, model=model, created_at=created_at, echo=echo, status="in_progress")
@@ -195,6 +196,8 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
                     yield event("response.output_item.done", output_index=index, item=call)
                     output.append(call)
             response = finished(data, correlation_id, model=model, created_at=created_at, echo=echo, output=output)
+            if on_output is not None:
+                on_output(output)
             if failure is not None:
                 response["status"] = "failed"
                 response["error"] = {"code": failure["code"], "message": failure["message"]}

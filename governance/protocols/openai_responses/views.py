@@ -9,7 +9,7 @@ from governance.api.views import reader_language
 from governance.errors import BadInput
 from governance.protocols.openai_chat.serializers import OpenAIErrorSerializer
 from governance.protocols.openai_chat.views import ERRORS, OpenAIView
-from governance.protocols.openai_responses import parameters, serializers, translate
+from governance.protocols.openai_responses import kept, parameters, serializers, translate
 from governance.protocols.openai_responses import schema  # noqa: F401  (registers the request's OpenAPI extension)
 from governance.runs import completions
 
@@ -33,11 +33,14 @@ class ResponsesView(OpenAIView):
         tags=["openai"],
         operation_id="openai_responses_create",
         summary="OpenAI Responses: generate through a configuration and screen the answer",
-        description="The run of POST /api/v1/completions in the OpenAI Responses API. Gavel keeps no responses: "
-                    "`previous_response_id` and item references are refused; send the whole conversation.",
+        description="The run of POST /api/v1/completions in the OpenAI Responses API. Gavel keeps the output items "
+                    "it returned (for the token that received them, as long as task texts) so `item_reference` "
+                    "works; it keeps no responses: `previous_response_id` is refused, send the conversation.",
     )
     def post(self, request):
-        data, options, stream, echo = serializers.parse_responses_request(request.data)
+        consumer_id = request.user.pk
+        references = kept.look_up(consumer_id, kept.reference_ids(request.data))
+        data, options, stream, echo = serializers.parse_responses_request(request.data, references)
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.correlation_id,
@@ -53,11 +56,14 @@ class ResponsesView(OpenAIView):
             # Opened before answering, so an error before the first event is an ordinary error response.
             steps, done = completions.planned_steps(call, completions.open_stream(call))
             events = translate.event_stream(steps, correlation_id=call.correlation_id, model=model,
-                                            created_at=created_at, echo=echo)
+                                            created_at=created_at, echo=echo,
+                                            on_output=lambda output: kept.keep(consumer_id, output))
             response = StreamingHttpResponse(events, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            response = Response(translate.response_object(done, model=model, created_at=created_at, echo=echo))
+            body = translate.response_object(done, model=model, created_at=created_at, echo=echo)
+            kept.keep(consumer_id, body["output"])
+            response = Response(body)
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
