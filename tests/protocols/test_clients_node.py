@@ -61,14 +61,18 @@ def test_the_openai_npm_package_responses_create(run_node, provider_server):
 
 
 def test_the_ai_sdk_default_model_generates_and_streams_with_a_tool(run_node, provider_server):
-    provider_server.script([WEATHER_CALL, {"text": "It is sunny in Kiel."}, WEATHER_CALL,
-                            {"text": "It is sunny in Kiel."}, BLOCKED, BLOCKED])
+    provider_server.script([WEATHER_CALL, {"text": "It is sunny in Kiel."}, {"text": "Rain tomorrow."},
+                            WEATHER_CALL, {"text": "It is sunny in Kiel."}, BLOCKED, BLOCKED])
     seen = run_node("ai_sdk.mjs")
     assert seen["generate"] == {"text": "It is sunny in Kiel.", "steps": 2,
                                 "toolCalls": [["get_weather", {"city": "Kiel"}]]}
     assert seen["stream"]["text"] == "It is sunny in Kiel." and seen["stream"]["steps"] == 2
     assert all(request.path.endswith("/chat/completions") for request in provider_server.chat_requests)
     assert provider_server.chat_requests[1].body["messages"][-1]["content"] == "Sunny in Kiel, 21 °C."
+    # The follow-up's earlier answer came as an item reference (the SDK's default) and reached the provider.
+    assert seen["followUp"]["text"] == "Rain tomorrow."
+    assert "item_reference" in seen["followUp"]["inputTypes"], seen["followUp"]
+    assert {"role": "assistant", "content": "It is sunny in Kiel."} in provider_server.chat_requests[2].body["messages"]
     # The AI SDK reads the refusal part as the text, and the block as its content-filter finish reason.
     blocked = seen["blocked"]
     assert blocked["finishReason"] == "content-filter"

@@ -5,7 +5,11 @@ import { createOpenAI } from "@ai-sdk/openai";
 import { generateText, streamText, stepCountIs, tool } from "ai";
 import { z } from "zod";
 
-const openai = createOpenAI({ baseURL: process.env.GAVEL_BASE_URL, apiKey: process.env.GAVEL_TOKEN });
+// Every body the SDK sends, to show what it sent by default.
+const sent = [];
+const recordingFetch = async (url, init) => { sent.push(JSON.parse(init.body)); return fetch(url, init); };
+const openai = createOpenAI({ baseURL: process.env.GAVEL_BASE_URL, apiKey: process.env.GAVEL_TOKEN,
+  fetch: recordingFetch });
 const model = openai("newsroom");
 const tools = {
   get_weather: tool({
@@ -20,6 +24,13 @@ const generated = await generateText({ model, prompt: "What is the weather in Ki
   stopWhen: stepCountIs(3), maxRetries: 0 });
 seen.generate = { text: generated.text, steps: generated.steps.length,
   toolCalls: generated.steps[0].toolCalls.map((c) => [c.toolName, c.input]) };
+
+// A second turn with the SDK's own messages of the first: with `store` on (the default) the SDK sends
+// the earlier answer's text as an item_reference, which Gavel resolves to the item it returned.
+const followUp = await generateText({ model, maxRetries: 0, messages: [
+  { role: "user", content: "What is the weather in Kiel?" }, ...generated.response.messages,
+  { role: "user", content: "And tomorrow?" }] });
+seen.followUp = { text: followUp.text, inputTypes: sent.at(-1).input.map((item) => item.type ?? item.role) };
 
 const streamed = streamText({ model, prompt: "What is the weather in Kiel?", tools, stopWhen: stepCountIs(3),
   maxRetries: 0 });
