@@ -103,6 +103,13 @@ def messages_of(body: dict, errors: dict, references: dict | None = None) -> tup
             errors[where] = [_("Give an item: an object.")]
             continue
         kind = item.get("type", "message")
+        if kind in REFERENCE_TYPES:
+            kept = references.get(item.get("id"))
+            if kept is None:
+                errors[f"{where}.id"] = [_("Gavel does not have this item for this token (it keeps the items it "
+                                           "returned for a while): send the whole conversation as items.")]
+                continue
+            item, kind = kept, kept["type"]  # read as if the client had sent it whole
         if kind == "message":
             message = _message(item, where, errors)
         elif kind == "function_call":
@@ -126,20 +133,6 @@ def messages_of(body: dict, errors: dict, references: dict | None = None) -> tup
             message = {"role": "tool", "tool_call_id": item["call_id"], "content": output}
         elif kind in PASSED_BACK:
             continue
-        elif kind in REFERENCE_TYPES:
-            kept = references.get(item.get("id"))
-            if kept is None:
-                errors[f"{where}.id"] = [_("Gavel does not have this item for this token (it keeps the items it "
-                                           "returned for a while): send the whole conversation as items.")]
-                continue
-            message = _message(kept, where, errors) if kept["type"] == "message" else None
-            if kept["type"] == "function_call":
-                call = _function_call(kept, where, errors)
-                last = messages[-1] if messages else None
-                if call is not None and last is not None and last["role"] == "assistant":
-                    last.setdefault("tool_calls", []).append(call)
-                    continue
-                message = {"role": "assistant", "content": None, "tool_calls": [call]} if call else None
         else:
             errors[f"{where}.type"] = [_("Gavel cannot screen an item of type %(kind)s: send messages, function "
                                          "calls and their outputs.") % {"kind": kind}]
