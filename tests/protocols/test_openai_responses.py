@@ -86,6 +86,7 @@ def test_reasoning_effort_reaches_the_provider(api, provider_server):
     ({"input": [{"type": "function_call_output", "output": "x"}]}, "input[0].call_id", "invalid"),
     ({"input": "Hi.", "text": {"format": {"type": "json_schema"}}}, "text.format", "invalid"),
     ({"input": "Hi.", "gavel": {"colour": "red"}}, "gavel.colour", "invalid"),
+    ({"input": "Hi.", "tool_choice": "sometimes"}, "tool_choice", "invalid"),  # checked without tools too
     ({}, "input", "invalid"),
 ])
 def test_what_cannot_be_read_or_honoured_is_a_400_naming_it(api, provider_server, body, param, code):

@@ -20,13 +20,16 @@ ITEM = {"type": "object", "description": "A message (`role`, `content`: a string
             "output": {"oneOf": [{"type": "string"}, {"type": "array", "items": TEXT_PART}]}},
         "additionalProperties": True}
 FUNCTION_TOOL = {"type": "object", "required": ["type", "name"], "properties": {
-    "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string"},
+    "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string", "minLength": 1},
     "description": {"type": "string"}, "parameters": {"type": "object", "additionalProperties": True},
     "strict": {"type": "boolean"}}}
 TEXT = {"type": "object", "properties": {
-    "format": {"type": "object", "required": ["type"], "additionalProperties": True, "properties": {
-        "type": {"type": "string", "enum": ["text", "json_object", "json_schema"]}, "name": {"type": "string"},
-        "schema": {"type": "object", "additionalProperties": True}, "strict": {"type": "boolean"}}},
+    "format": {"oneOf": [
+        {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["text"]}}},
+        {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["json_object"]}}},
+        {"type": "object", "required": ["type", "name", "schema"], "additionalProperties": True, "properties": {
+            "type": {"type": "string", "enum": ["json_schema"]}, "name": {"type": "string"},
+            "schema": {"type": "object", "additionalProperties": True}, "strict": {"type": "boolean"}}}]},
     "verbosity": {"type": "string", "description": "Reaches the provider as verbosity."}}}
 SPECIFIC = {
     "input": {"oneOf": [{"type": "string"}, {"type": "array", "items": ITEM, "minItems": 1}]},
@@ -35,6 +38,10 @@ SPECIFIC = {
                               {"type": "object", "required": ["type", "name"], "properties": {
                                   "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string"}}}]},
     "text": TEXT,
+    "reasoning": {"type": "object", "properties": {
+        "effort": {"type": "string"},
+        "summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."},
+        "generate_summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."}}},
 }
 
 

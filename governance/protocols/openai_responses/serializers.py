@@ -52,8 +52,10 @@ def parse_responses_request(body, references: dict | None = None) -> tuple[dict,
         response_format = items.response_format_of(body["text"], errors)
         if response_format:
             options["response_format"] = response_format
-    if tools and body.get("tool_choice") is not None:
-        options["tool_choice"] = items.tool_choice_of(body["tool_choice"], errors)
+    if body.get("tool_choice") is not None:
+        choice = items.tool_choice_of(body["tool_choice"], errors)  # checked with or without tools
+        if tools:
+            options["tool_choice"] = choice
     extension = body.get("gavel")
     if extension is None:
         extension = {}
