@@ -1,7 +1,10 @@
 """Benchmark of the OpenAI-compatible gateway (issue 12, SPEC §11.5): the time POST
 /openai/v1/chat/completions adds over POST /api/v1/completions for the same call.
 
-Run: .venv/bin/python benchmarks/gateway.py [--requests N]   (prints two tables; a few minutes)
+Run: .venv/bin/python benchmarks/gateway.py [--requests N]   (prints three tables; a few minutes)
+
+The third table (benchmarks/protocols.py) is the time Gavel adds per call in each protocol, Responses
+beside Chat Completions, plain and as a held stream.
 
 Both endpoints run in-process (Django test client, a fresh in-memory SQLite database) on the same configuration,
 messages and answer, interleaved request by request (which goes first alternates). The provider answers
@@ -29,6 +32,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.inprocess import consumer_client, setup_django  # noqa: E402
+from benchmarks.protocols import by_protocol, print_rows  # noqa: E402
 
 TARGET_MS = 1.0
 MESSAGES = [{"role": "system", "content": "You write for the harbour newsletter."},
@@ -115,6 +119,8 @@ def main() -> None:
     print("The translation alone (what the gateway runs that /api/v1/completions does not), median per call:")
     for name, value_ms in translation:
         print(f"  {name:<58}{value_ms:>8.3f} ms   {'met' if value_ms < TARGET_MS else 'NOT met'}")
+    print()
+    print_rows(by_protocol(client, timed, "newsletter", MESSAGES, args.requests), args.requests)
 
 
 def translation_alone(requests: int) -> list[tuple[str, float]]:

@@ -1,4 +1,5 @@
-"""URL map: admin, REST API v1, the OpenAI-compatible gateway, the Anthropic Messages API, review UI and its login, health check."""
+"""URL map: admin, REST API v1, the OpenAI-compatible gateway (Chat Completions, Responses), the Anthropic
+Messages API, review UI and its login, health check."""
 from django.contrib import admin
 from django.contrib.auth import views as auth_views
 from django.urls import include, path
@@ -48,11 +49,13 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),
     path("openai/v1/", include(("governance.protocols.openai_chat.urls", "openai"))),
+    path("openai/v1/", include(("governance.protocols.openai_responses.urls", "openai-responses"))),
     path("anthropic/v1/", include(("governance.protocols.anthropic.urls", "anthropic"))),
     # Anthropic's clients post to <host>/v1/messages; /v1/models stays OpenAI's (SPEC §11.5).
     path("v1/messages", anthropic_views.MessagesView.as_view(), name="anthropic-v1-messages"),
     # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
     path("v1/", include(("governance.protocols.openai_chat.urls", "openai-v1"))),
+    path("v1/", include(("governance.protocols.openai_responses.urls", "openai-responses-v1"))),
     path("review/", include("governance.review.urls")),
     # Editors who are not staff log in here: the admin's login refuses them (SPEC §10).
     path("accounts/login/", auth_views.LoginView.as_view(template_name="review/login.html", next_page="review:queue"),

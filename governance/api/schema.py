@@ -191,7 +191,8 @@ RESULT_HEADERS = {
     "X-Gavel-Screening": {"schema": {"type": "string"},
                           "description": "The correlation id, as `id` in the body (absent on a live stream)."},
 }
-RESULT_PATHS = ("/api/v1/screenings", "/api/v1/completions", "/openai/v1/chat/completions", "/anthropic/v1/messages")
+RESULT_PATHS = ("/api/v1/screenings", "/api/v1/completions", "/openai/v1/chat/completions",
+                "/openai/v1/responses", "/anthropic/v1/messages")
 
 
 def complete_responses(result, generator, request, public):

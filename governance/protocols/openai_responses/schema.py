@@ -1,0 +1,76 @@
+"""The OpenAPI schema of POST /openai/v1/responses (drf-spectacular), built from parameters.py, the table
+that also reads the request; the `gavel` facts with the very fields of POST completions."""
+from drf_spectacular.extensions import OpenApiSerializerExtension
+
+from governance.api.serializers import CompletionRequestSerializer
+from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
+from governance.protocols.openai_responses.parameters import PARAMETERS
+
+TEXT_PART = {"type": "object", "required": ["type"], "properties": {
+    "type": {"type": "string", "enum": ["input_text", "output_text", "refusal"]},
+    "text": {"type": "string"}, "refusal": {"type": "string"}}}
+ITEM = {"type": "object", "description": "A message (`role`, `content`: a string or text parts), a `function_call` "
+        "(`call_id`, `name`, `arguments`), a `function_call_output` (`call_id`, `output`) or a `reasoning` item "
+        "passed back (not sent to the provider). Other members an item carries (`id`, `status`) are ignored.",
+        "properties": {
+            "type": {"type": "string", "enum": ["message", "function_call", "function_call_output", "reasoning"]},
+            "role": {"type": "string", "enum": ["user", "assistant", "system", "developer"]},
+            "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": TEXT_PART}]},
+            "call_id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "string"},
+            "output": {"oneOf": [{"type": "string"}, {"type": "array", "items": TEXT_PART}]}},
+        "additionalProperties": True}
+FUNCTION_TOOL = {"type": "object", "required": ["type", "name"], "properties": {
+    "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string", "minLength": 1},
+    "description": {"type": "string"}, "parameters": {"type": "object", "additionalProperties": True},
+    "strict": {"type": "boolean"}}}
+TEXT = {"type": "object", "properties": {
+    "format": {"oneOf": [
+        {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["text"]}}},
+        {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["json_object"]}}},
+        {"type": "object", "required": ["type", "name", "schema"], "additionalProperties": True, "properties": {
+            "type": {"type": "string", "enum": ["json_schema"]}, "name": {"type": "string"},
+            "schema": {"type": "object", "additionalProperties": True}, "strict": {"type": "boolean"}}}]},
+    "verbosity": {"type": "string", "description": "Reaches the provider as verbosity."}}}
+SPECIFIC = {
+    "input": {"oneOf": [{"type": "string"}, {"type": "array", "items": ITEM, "minItems": 1}]},
+    "tools": {"type": "array", "items": FUNCTION_TOOL},
+    "tool_choice": {"oneOf": [{"type": "string", "enum": ["auto", "none", "required"]},
+                              {"type": "object", "required": ["type", "name"], "properties": {
+                                  "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string"}}}]},
+    "text": TEXT,
+    "reasoning": {"type": "object", "properties": {
+        "effort": {"type": "string"},
+        "summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."},
+        "generate_summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."}}},
+}
+
+
+class ResponsesRequestScheme(OpenApiSerializerExtension):
+    target_class = "governance.protocols.openai_responses.serializers.ResponsesRequestSerializer"
+
+    def map_serializer(self, auto_schema, direction):
+        if direction != "request":
+            return auto_schema._map_serializer(self.target, direction, bypass_extensions=True)
+        fields = CompletionRequestSerializer().fields
+
+        def field(name):
+            schema = auto_schema._map_serializer_field(fields[name], direction)
+            auto_schema._insert_field_validators(fields[name], schema)
+            return schema
+
+        properties = {}
+        for parameter in PARAMETERS:
+            if parameter.name == "gavel":
+                schema = {"type": "object", "additionalProperties": False,
+                          "properties": {key: field(key) for key in EXTENSION_KEYS}}
+            elif parameter.name == "model":
+                schema = field("configuration")
+            else:
+                schema = dict(SPECIFIC.get(parameter.name, parameter.published))
+            if parameter.description:
+                schema["description"] = parameter.description
+            properties[parameter.name] = {**schema, "nullable": True} if parameter.name not in ("model", "input") \
+                else schema
+        return {"type": "object", "required": ["model", "input"], "properties": properties,
+                "additionalProperties": False,
+                "description": "A member not listed here is refused with 400 `unsupported_parameter` naming it."}
