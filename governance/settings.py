@@ -321,6 +321,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
 GAVEL_TERM_LIST_MAX_BYTES = env_int("GAVEL_TERM_LIST_MAX_BYTES", 512 * 1024)
 GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
+# The secret evidence hashes are keyed from (docs/evidence.md); SECRET_KEY unless set. Keep it when SECRET_KEY rotates.
+GAVEL_EVIDENCE_SECRET = os.environ.get("GAVEL_EVIDENCE_SECRET", "")
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])

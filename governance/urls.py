@@ -10,6 +10,7 @@ from governance.policy import import_admin as policy_admin
 
 from governance.policy import release_admin
 from governance.api import release_views, views
+from governance.evidence import views as evidence_views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -22,6 +23,8 @@ api = [
     path("batches/<uuid:batch_id>/tasks", views.BatchTasksView.as_view(), name="batch-tasks"),
     path("batches/<uuid:batch_id>/cancel", views.BatchCancelView.as_view(), name="batch-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
+    path("evidence", evidence_views.EvidenceListView.as_view(), name="evidence"),
+    path("evidence/verify", evidence_views.EvidenceVerifyView.as_view(), name="evidence-verify"),
     path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),

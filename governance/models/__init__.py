@@ -18,3 +18,6 @@ from governance.models.release import (  # noqa: F401
 from governance.models.feedback import (  # noqa: F401
     HintFeedback, finding_of,
 )
+from governance.models.evidence import (  # noqa: F401
+    EvidenceRecord,
+)

@@ -23,6 +23,7 @@ from governance.runs.calls import (  # noqa: F401
     refuse_budget, sampling,
 )
 from governance.errors import BadInput
+from governance.evidence.records import record_completion
 from governance.models import Configuration
 from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output, ToolCall
 
@@ -49,6 +50,7 @@ class PreparedCall:
     policy_version: int
     options: dict = field(default_factory=dict)
     busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
+    surface: str = "api"  # where the text leaves Gavel, for its evidence record (SPEC §13.1)
 
     def facts(self, served_by=None) -> CallFacts:
         return CallFacts(
@@ -117,6 +119,7 @@ def run(call: PreparedCall) -> dict:
     result = screen_generated(call, Output(text=reply.text or "", tool_calls=_tool_calls(reply)), reply, served)
     body = result.screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
+    record_completion(call, body)
     return body
 
 
@@ -266,6 +269,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         return
     body = screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
+    record_completion(call, body)
     text = body.pop("text", None)
     if held:
         if screening.block is not None:

@@ -28,6 +28,7 @@ from governance.screening import service as services
 from governance.errors import (
     BadInput, BudgetExceeded, Conflict, GavelError, ProviderBusy, ProviderFailed, ProviderTimedOut,
 )
+from governance.evidence import records as evidence
 from governance.models import PolicyVersion, Task
 from governance.screening.pipeline import CallFacts, Output, run_pipeline, write_events
 
@@ -384,7 +385,7 @@ def _stored_block(block: dict | None) -> dict | None:
 
 def _store_result(task: Task, body: dict) -> bool:
     blocked = body["outcome"] == "blocked"
-    return _finish(
+    stored = _finish(
         task,
         status=Status.BLOCKED if blocked else Status.READY,
         outcome=body["outcome"],
@@ -398,6 +399,9 @@ def _store_result(task: Task, body: dict) -> bool:
         correlation_id=body.get("id") or "",
         failure=None,
     )
+    if stored:
+        evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    return stored
 
 
 def generate(task: Task) -> dict:
@@ -411,7 +415,7 @@ def generate(task: Task) -> dict:
         configuration=configuration, also=also, messages=messages, tools=[], read_tools=frozenset(),
         kind=task.kind, site=task.site, language=task.language, actor=_task_actor(task), reader_language=None,
         correlation_id=task.correlation_id or uuid.uuid4().hex, policy_version=configuration.policy_version,
-        busy_wait=None if settings.CELERY_TASK_ALWAYS_EAGER else settings.GAVEL_TASK_LIMIT_WAIT_SECONDS,
+        surface="task", busy_wait=None if settings.CELERY_TASK_ALWAYS_EAGER else settings.GAVEL_TASK_LIMIT_WAIT_SECONDS,
     )
     body = completions.run(call)
     served = None
@@ -530,7 +534,8 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         if body["hints"] and not confirm_hints:
             raise EditHasHints(body)
         values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
-                  "checks": body["checks"], "verification": body["verification"]}
+                  "checks": body["checks"], "verification": body["verification"],
+                  "policy_version": body["policy_version"]}
     now = timezone.now()
     with transaction.atomic():
         done = Task.objects.filter(pk=task.pk, status=Status.READY).update(
@@ -542,6 +547,7 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
                            % {"status": task.get_status_display()}, code="not_reviewable")
         task.refresh_from_db()
         _review_event(task, "accepted", user=user, edited=edited)
+        evidence.record_review(task)
         transaction.on_commit(lambda: notify(task.pk))
     return task
 

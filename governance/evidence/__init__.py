@@ -1,0 +1,1 @@
+"""Evidence of editorial control (SPEC §13.1): records of delivered texts, their keyed hash, verify and export."""
