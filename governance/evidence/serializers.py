@@ -31,7 +31,7 @@ class EvidenceRecordSerializer(serializers.Serializer):
     configuration = serializers.CharField()
     also = serializers.ListField(child=serializers.CharField())
     policy_version = serializers.IntegerField(allow_null=True)
-    outcome = serializers.ChoiceField(choices=["allowed", "allowed_with_hints"])
+    outcome = serializers.CharField(help_text="allowed or allowed_with_hints (a blocked text is not delivered).")
     checks = EvidenceCheckSerializer(many=True)
     verification = serializers.CharField(help_text="verified, unverified, not_applicable (or empty).")
     correlation_id = serializers.CharField()
