@@ -22,6 +22,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from governance.work import queue
 from governance.errors import Conflict
+from governance.evidence import trace
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.pages import save_language
 from governance.models import Batch, Provider, Task
@@ -299,6 +300,7 @@ def _detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = "
         "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
         "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
         "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
+        "evidence": trace.evidence_of(task), "trace": trace.admin_links(task),  # SPEC §13.1
     }
 
 
