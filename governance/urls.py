@@ -10,7 +10,7 @@ from governance.policy import import_admin as policy_admin
 
 from governance.policy import release_admin
 from governance.api import release_views, views
-from governance.evidence import views as evidence_views
+from governance.evidence import scrape, views as evidence_views
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -40,6 +40,7 @@ api = [
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", scrape.metrics_view, name="metrics"),
     # Before the admin's own catch-all: the policy file pages live in the admin's namespace and layout.
     path("admin/policy/export/", admin.site.admin_view(policy_admin.policy_export), name="gavel_policy_export"),
     path("admin/policy/import/", admin.site.admin_view(policy_admin.policy_import), name="gavel_policy_import"),

@@ -6,7 +6,7 @@ policy test's screening deliver nothing. It keeps facts and the keyed hash, neve
 from django.conf import settings
 from django.utils import timezone
 
-from governance.evidence import hashing
+from governance.evidence import hashing, metrics
 from governance.models import EvidenceRecord, Task
 
 # Only these keys of a check are facts worth keeping; everything else of a body is left out.
@@ -38,6 +38,7 @@ def record(body: dict, *, surface: str, configuration: str, also=(), actor: str 
     if body.get("outcome") == "blocked" or not text:
         return None
     key, key_id = evidence_key()
+    metrics.EVIDENCE.labels(surface).inc()
     return EvidenceRecord.objects.create(
         surface=surface, configuration=configuration or "", also=list(also), policy_version=body.get("policy_version"),
         outcome=body.get("outcome") or "", checks=_checks(body.get("checks")),
@@ -54,6 +55,7 @@ def record_screening(screening, version: int, *, surface: str = "screening") -> 
         return
     body = {"id": facts.correlation_id, "policy_version": version, "outcome": screening.outcome,
             "checks": screening.checks, "verification": screening.verification}
+    metrics.run_finished(surface, getattr(facts.configuration, "identifier", ""), body["outcome"], body["checks"])
     record(body, surface=surface, configuration=getattr(facts.configuration, "identifier", ""),
            also=[c.identifier for c in facts.also], actor=facts.actor, text=screening.output.text)
 
@@ -64,6 +66,7 @@ def record_completion(call, body: dict, text: str | None = None) -> None:
     surface = getattr(call, "surface", EvidenceRecord.Surface.API)
     if surface == EvidenceRecord.Surface.TASK:
         return
+    metrics.run_finished(surface, call.configuration.identifier, body.get("outcome"), body.get("checks"))
     record(body, surface=surface, configuration=call.configuration.identifier,
            also=[c.identifier for c in call.also], actor=call.actor, text=text)
 
@@ -73,13 +76,15 @@ def _task_actor(task: Task) -> str:
 
 
 def record_task_generation(task: Task, body: dict) -> None:
-    """A task that became ready: its answer is delivered to the consumer (GET tasks/{id}, callbacks)."""
+    """A task that became ready (its answer is delivered to the consumer: GET tasks/{id}, callbacks) or blocked."""
+    metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
     record(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
            actor=_task_actor(task), task=task)
 
 
 def record_review(task: Task) -> None:
     """A task an editor accepted, with or without an edit: the final text, the checks it passed, the review."""
+    metrics.REVIEWS.labels("accepted").inc()
     body = {"id": task.correlation_id, "policy_version": task.policy_version, "outcome": task.outcome,
             "checks": task.checks, "verification": task.verification}
     review = {"review_decision": EvidenceRecord.Review.ACCEPTED,

@@ -21,6 +21,7 @@ from governance.runs import connections
 
 from governance.runs import limits
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.evidence import metrics
 from governance.models import Configuration, UsageDay
 from governance.screening.pipeline import write_events
 
@@ -93,11 +94,13 @@ def _count_usage(configuration: Configuration, day, tokens: int, cost: float, la
     """Add tokens, cost and latency to the day the request was counted on (not the day it ended)."""
     _update_usage(configuration, day, "tokens = tokens + %s, cost = cost + %s, latency_ms = latency_ms + %s",
                   [max(tokens, 0), Decimal(str(round(cost, 6))), max(round(latency_ms), 0)])
+    metrics.provider_answered(configuration.provider.name, latency_ms)  # SPEC §13.2
 
 
 def _count_failure(configuration: Configuration, day) -> None:
     """A counted request whose provider failed (error or timeout): the dashboard's failure rate."""
     _update_usage(configuration, day, "failures = failures + 1", [])
+    metrics.provider_failed(configuration.provider.name)  # SPEC §13.2
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:
