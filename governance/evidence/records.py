@@ -1,7 +1,8 @@
 """Write evidence records where a text leaves Gavel (SPEC §13.1): one call at each place a delivery finishes.
 
 A record is written for a delivered text only: a blocked text, an empty answer (tool calls alone) and a
-policy test's screening deliver nothing. It keeps facts and the keyed hash, never the text.
+policy test's screening deliver nothing. It keeps facts and the keyed hash, never the text. The same calls
+count every finished run for /metrics (governance/evidence/metrics.py), blocked ones too.
 """
 from django.conf import settings
 from django.utils import timezone
@@ -38,14 +39,15 @@ def record(body: dict, *, surface: str, configuration: str, also=(), actor: str 
     if body.get("outcome") == "blocked" or not text:
         return None
     key, key_id = evidence_key()
-    metrics.EVIDENCE.labels(surface).inc()
-    return EvidenceRecord.objects.create(
+    written = EvidenceRecord.objects.create(
         surface=surface, configuration=configuration or "", also=list(also), policy_version=body.get("policy_version"),
         outcome=body.get("outcome") or "", checks=_checks(body.get("checks")),
         verification=(body.get("verification") or {}).get("status", ""), correlation_id=body.get("id") or "",
         actor=(actor or "")[:150], task=task, text_hash=hashing.text_hash(text, key), key_id=key_id,
         **(review or {}),
     )
+    metrics.EVIDENCE.labels(surface).inc()
+    return written
 
 
 def record_screening(screening, version: int, *, surface: str = "screening") -> None:
@@ -60,7 +62,7 @@ def record_screening(screening, version: int, *, surface: str = "screening") -> 
            also=[c.identifier for c in facts.also], actor=facts.actor, text=screening.output.text)
 
 
-def record_completion(call, body: dict, text: str | None = None) -> None:
+def record_completion(call, body: dict) -> None:
     """A completion delivered on a protocol (governance/runs/completions.py). A task's generation is
     recorded when the task stores it (record_task_generation), after its field check."""
     surface = getattr(call, "surface", EvidenceRecord.Surface.API)
@@ -68,7 +70,7 @@ def record_completion(call, body: dict, text: str | None = None) -> None:
         return
     metrics.run_finished(surface, call.configuration.identifier, body.get("outcome"), body.get("checks"))
     record(body, surface=surface, configuration=call.configuration.identifier,
-           also=[c.identifier for c in call.also], actor=call.actor, text=text)
+           also=[c.identifier for c in call.also], actor=call.actor)
 
 
 def _task_actor(task: Task) -> str:
@@ -92,3 +94,8 @@ def record_review(task: Task) -> None:
               "reviewed_at": task.reviewed_at or timezone.now(), "edited": bool(task.edited)}
     record(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
            actor=_task_actor(task), text=task.edited_text if task.edited else task.answer, task=task, review=review)
+
+
+def record_rejection(task: Task) -> None:
+    """A task an editor rejected: nothing is delivered, so no evidence; counted for /metrics."""
+    metrics.REVIEWS.labels("rejected").inc()

@@ -564,6 +564,7 @@ def reject(task: Task, *, user) -> Task:
             raise Conflict(_("Only a ready or blocked task can be rejected; this one is %(status)s.")
                            % {"status": task.get_status_display()}, code="not_reviewable")
         _review_event(task, "rejected", user=user, edited=False)
+        evidence.record_rejection(task)
         transaction.on_commit(lambda: notify(task.pk))
     return task
 

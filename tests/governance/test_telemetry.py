@@ -227,3 +227,16 @@ def test_tracing_off_makes_no_span_and_leaves_the_screening_alone(api, configura
     response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": "A plain sentence."},
                         format="json")
     assert response.status_code == 200 and response.json()["outcome"] == "allowed"
+
+
+def test_a_rejection_is_counted_and_leaves_no_evidence(api, submit, eager, provider_server):
+    from governance.models import EvidenceRecord
+
+    provider_server.set_default({"text": LONG})
+    task = Task.objects.get(pk=submit(task_body()).json()["id"])
+    before = scrape()
+    queue.reject(task, user=get_user_model().objects.create_user("erika"))
+    after = scrape()
+    assert delta(before, after, "gavel_reviews_total", decision="rejected") == 1
+    assert delta(before, after, "gavel_reviews_total", decision="accepted") == 0
+    assert not EvidenceRecord.objects.filter(task=task, review_decision__gt="").exists()
