@@ -23,10 +23,14 @@ def task_id_prefix(term: str) -> str | None:
 
 
 def events_of(tasks) -> Q:
-    """The events of these tasks: their screenings' events and every event that names one in its facts."""
+    """The events of these tasks: their screenings' events (the generation's, and an accepted edit's, which
+    the review event names), and every event that names one of them in its facts."""
     tasks = list(tasks)
+    ids = [str(t.pk) for t in tasks]
     correlation_ids = [t.correlation_id for t in tasks if t.correlation_id]
-    return Q(correlation_id__in=correlation_ids) | Q(detail__task__in=[str(t.pk) for t in tasks])
+    correlation_ids += [c for c in GovernanceEvent.objects.filter(check_name="review", detail__task__in=ids)
+                        .values_list("detail__screening", flat=True) if isinstance(c, str) and c]
+    return Q(correlation_id__in=correlation_ids) | Q(detail__task__in=ids)
 
 
 def event_search(term: str) -> Q | None:

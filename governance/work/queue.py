@@ -493,12 +493,15 @@ def retry_delay(attempt: int) -> float:
 
 
 # --- review (SPEC §10) ---
-def _review_event(task: Task, decision: str, *, user, edited: bool) -> None:
+def _review_event(task: Task, decision: str, *, user, edited: bool, screening: str = "") -> None:
+    # An edit is screened again under its own correlation id: the review names it, so a search for the
+    # task finds the edit's events too (governance/evidence/trace.py).
     write_events([{
         "correlation_id": task.correlation_id or str(task.pk), "decision": decision, "check_name": "review",
         "configuration": task.configuration, "provider": (task.completion or {}).get("provider", ""),
         "model": (task.completion or {}).get("model", ""), "actor": f"user:{user.get_username()}"[:150],
-        "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "edited": edited},
+        "mode": "", "detail": {"task": str(task.pk), "kind": task.kind, "edited": edited,
+                               **({"screening": screening} if screening else {})},
     }])
 
 
@@ -524,7 +527,7 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                        % {"status": task.get_status_display()}, code="not_reviewable")
     edited = edited_text is not None and edited_text != task.answer
-    values = {}
+    values, edit_screening = {}, ""
     if edited_text is not None and not edited and not confirm_hints and task.hints:
         raise EditHasHints({"text": task.answer, "hints": task.hints})
     if edited:
@@ -536,6 +539,7 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
                   "checks": body["checks"], "verification": body["verification"],
                   "policy_version": body["policy_version"]}
+        edit_screening = body["id"]
     now = timezone.now()
     with transaction.atomic():
         done = Task.objects.filter(pk=task.pk, status=Status.READY).update(
@@ -546,7 +550,7 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
             raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                            % {"status": task.get_status_display()}, code="not_reviewable")
         task.refresh_from_db()
-        _review_event(task, "accepted", user=user, edited=edited)
+        _review_event(task, "accepted", user=user, edited=edited, screening=edit_screening)
         evidence.record_review(task)
         transaction.on_commit(lambda: notify(task.pk))
     return task

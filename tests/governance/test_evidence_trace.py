@@ -92,3 +92,20 @@ def test_the_review_page_shows_the_tasks_evidence(editor, accepted):
         assert record.text_hash[:12] in html
     # The editor is not staff: no links into the admin.
     assert reverse("admin:governance_governanceevent_changelist") not in html
+
+
+def test_an_accepted_edits_own_events_are_found_by_the_task_id(superuser_client, api, submit, eager,
+                                                                provider_server):
+    from governance.models import Configuration
+    from termlists.models import TermList
+
+    TermList.objects.create(name="Watch", forbidden="agenda", mode="report").configurations.add(
+        Configuration.objects.get(identifier="newsroom"))
+    provider_server.set_default({"text": LONG.replace("agenda", "plan")})  # the generation has no hint
+    task = Task.objects.get(pk=submit(task_body()).json()["id"])
+    queue.accept(task, user=get_user_model().objects.create_user("erika"), edited_text=LONG)  # the edit has one
+    review = GovernanceEvent.objects.get(check_name="review", detail__task=str(task.pk))
+    edit_events = GovernanceEvent.objects.filter(correlation_id=review.detail["screening"])
+    assert review.detail["screening"] != task.correlation_id
+    assert [e.decision for e in edit_events] == ["reported"]
+    assert {e.pk for e in edit_events} | {review.pk} <= searched(superuser_client, str(task.pk)[:8])
