@@ -127,6 +127,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "governance.middleware.RequestIDMiddleware",
+    "governance.evidence.tracing.RequestIdMiddleware",  # the request id on trace spans (SPEC §13.2)
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
     "csp.middleware.CSPMiddleware",
@@ -322,6 +323,10 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
 GAVEL_TERM_LIST_MAX_BYTES = env_int("GAVEL_TERM_LIST_MAX_BYTES", 512 * 1024)
 GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
+# The secret evidence hashes are keyed from (docs/evidence.md); SECRET_KEY unless set. Keep it when SECRET_KEY rotates.
+GAVEL_EVIDENCE_SECRET = os.environ.get("GAVEL_EVIDENCE_SECRET", "")
+# /metrics is open to loopback; elsewhere only with this bearer token (unset: loopback only).
+GAVEL_METRICS_TOKEN = os.environ.get("GAVEL_METRICS_TOKEN", "")
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])

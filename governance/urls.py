@@ -13,6 +13,8 @@ from governance.policy import release_admin
 from governance.api import batch_views, release_views, views
 from governance.api import schema  # noqa: F401  (registers the OpenAPI description of every surface)
 from governance.protocols.anthropic import views as anthropic_views
+from governance.api import evidence_views
+from governance.evidence import scrape
 
 api = [
     path("screenings", views.ScreeningsView.as_view(), name="screenings"),
@@ -25,6 +27,8 @@ api = [
     path("batches/<uuid:batch_id>/tasks", batch_views.BatchTasksView.as_view(), name="batch-tasks"),
     path("batches/<uuid:batch_id>/cancel", batch_views.BatchCancelView.as_view(), name="batch-cancel"),
     path("events", views.EventsView.as_view(), name="events"),
+    path("evidence", evidence_views.EvidenceListView.as_view(), name="evidence"),
+    path("evidence/verify", evidence_views.EvidenceVerifyView.as_view(), name="evidence-verify"),
     path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
@@ -40,6 +44,7 @@ api = [
 
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
+    path("metrics", scrape.metrics_view, name="metrics"),
     # Before the admin's own catch-all: the policy file pages live in the admin's namespace and layout.
     path("admin/policy/export/", admin.site.admin_view(policy_admin.policy_export), name="gavel_policy_export"),
     path("admin/policy/import/", admin.site.admin_view(policy_admin.policy_import), name="gavel_policy_import"),

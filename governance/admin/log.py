@@ -8,6 +8,7 @@ from django.utils.html import format_html
 from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 
+from governance.evidence import admin as evidence_admin, trace
 from governance.models import GovernanceEvent, Task
 from governance.screening import event_text
 
@@ -43,11 +44,18 @@ class GovernanceEventAdmin(admin.ModelAdmin):
     # The log grows fast; do not count the whole table on every filtered page.
     show_full_result_count = False
     fields = ("at", "correlation_id", "decision", "check_name", "configuration", "provider", "model", "actor",
-              "mode", "summary", "detail_pretty")
+              "mode", "summary", "detail_pretty", "task_link")
     readonly_fields = fields
+
+    @admin.display(description=_("task"))
+    def task_link(self, obj):
+        return evidence_admin.event_task_link(obj)
 
     def get_search_results(self, request, queryset, search_term):
         results, duplicates = super().get_search_results(request, queryset, search_term)
+        of_task = trace.event_search(search_term)  # a task's id, short or full: its events
+        if of_task is not None:
+            results = results | queryset.filter(of_task)
         words = search_term.strip().lower()
         if words:
             checks = [value for value, label in GovernanceEvent.Check.choices
@@ -115,8 +123,12 @@ class TaskAdmin(admin.ModelAdmin):
               "messages_pretty", "attempts", "outcome", "answer", "hints_pretty", "refusal", "verification",
               "completion", "failure", "review_decision", "reviewed_by", "reviewed_at", "edited", "edited_text",
               "callback_url", "callback_status", "callback_attempts", "callback_error", "created", "updated",
-              "finished_at", "purged_at")
+              "finished_at", "purged_at", "trace")
     readonly_fields = fields
+
+    @admin.display(description=_("governance log and evidence"))
+    def trace(self, obj):
+        return evidence_admin.trace_links(obj)
 
     @admin.display(description=_("task"))
     def short_id(self, obj):

@@ -22,7 +22,7 @@ def own_batch(request, batch_id) -> Batch:
     return batch
 
 
-def _page(request, rows, allowed: set, as_json):
+def page_of(request, rows, allowed: set, as_json):
     params = request.query_params
     unknown = sorted(set(params) - allowed - {"page"})
     if unknown:
@@ -96,7 +96,7 @@ class BatchesView(GavelAPIView):
             if finished not in ("true", "false"):
                 raise BadInput(_("finished is true or false."), fields={"finished": [_("Give true or false.")]})
             rows = rows.filter(finished_at__isnull=finished == "false")
-        return _page(request, rows, {"finished"}, batches.batch_json)
+        return page_of(request, rows, {"finished"}, batches.batch_json)
 
 
 class BatchView(GavelAPIView):
@@ -119,7 +119,7 @@ class BatchTasksView(GavelAPIView):
                 raise BadInput(_("Unknown %(name)s.") % {"name": "status"},
                                fields={"status": [_("Choose one of: %s") % ", ".join(Task.Status.values)]})
             rows = rows.filter(status=status_filter)
-        return _page(request, rows.order_by("created", "pk"), {"status"}, queue.task_json)
+        return page_of(request, rows.order_by("created", "pk"), {"status"}, queue.task_json)
 
 
 class BatchCancelView(GavelAPIView):

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from governance.evidence import trace
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
 from governance.models import Batch, PolicyExample, Provider, Task
 from governance.review import teaching as service
@@ -197,6 +198,7 @@ def detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = ""
         "scope": {k: v for k, v in scope.items() if v}, "scope_query": scope_query(scope),
         "newer_url": task_url(newer, scope) if newer else "", "older_url": task_url(older, scope) if older else "",
         "queue_url": reverse("review:queue") + (f"?{scope_query(scope)}" if scope_query(scope) else ""),
+        "evidence": trace.evidence_of(task), "trace": trace.admin_links(task),
     }
 
 

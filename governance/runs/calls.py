@@ -18,6 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
+from governance.evidence import metrics
 from governance.runs.rehearsal import rehearsing
 from governance.models import Configuration, UsageDay
 from governance.models.provider_keys import key_env_problem
@@ -99,6 +100,7 @@ def _count_usage(configuration: Configuration, day, tokens: int, cost: float, la
         return
     _update_usage(configuration, day, "tokens = tokens + %s, cost = cost + %s, latency_ms = latency_ms + %s",
                   [max(tokens, 0), Decimal(str(round(cost, 6))), max(round(latency_ms), 0)])
+    metrics.provider_answered(configuration.provider.name, latency_ms)  # SPEC §13.2
 
 
 def _count_failure(configuration: Configuration, day) -> None:
@@ -106,6 +108,7 @@ def _count_failure(configuration: Configuration, day) -> None:
     if rehearsing():
         return
     _update_usage(configuration, day, "failures = failures + 1", [])
+    metrics.provider_failed(configuration.provider.name)  # SPEC §13.2
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:

@@ -22,9 +22,10 @@ from governance.runs.calls import (  # noqa: F401
     _unsupported, _update_usage, call_decision, call_model, chain_of, claim_request, model_target, over_budget,
     refuse_budget, sampling,
 )
+from governance.evidence.records import record_completion
 from governance.runs.escalation import screen_generated, tool_calls_of
 from governance.screening import service as services
-from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output
+from governance.screening.pipeline import STEP_CHECK_NAMES, CallFacts, Output, ToolCall
 from governance.screening.redaction import StreamRedactor
 
 logger = logging.getLogger("gavel.completions")
@@ -50,6 +51,7 @@ class PreparedCall:
     policy_version: int
     options: dict = field(default_factory=dict)
     busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
+    surface: str = "api"  # where the text leaves Gavel, for its evidence record (SPEC §13.1)
 
     def facts(self, served_by=None) -> CallFacts:
         return CallFacts(
@@ -113,6 +115,7 @@ def run(call: PreparedCall) -> dict:
     result = screen_generated(call, Output(text=reply.text or "", tool_calls=tool_calls_of(reply)), reply, served)
     body = result.screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
+    record_completion(call, body)
     return body
 
 
@@ -258,6 +261,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         return
     body = screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
+    record_completion(call, body)
     text = body.pop("text", None)
     if held:
         if screening.block is not None:

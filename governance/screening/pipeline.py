@@ -12,6 +12,7 @@ from functools import cached_property
 
 from django.utils.module_loading import import_string
 
+from governance.evidence import tracing
 from governance.screening import text as textlib
 from governance.messages import settle_reported_hints
 from governance.models import GovernanceEvent
@@ -282,7 +283,8 @@ _steps_cache: list | None = None
 def pipeline_steps() -> list:
     global _steps_cache
     if _steps_cache is None:
-        _steps_cache = [(path.rsplit(".", 1)[1], import_string(path)) for path in PIPELINE]
+        _steps_cache = [(name, tracing.traced(STEP_CHECK_NAMES[name], import_string(path)))
+                        for name, path in ((p.rsplit(".", 1)[1], p) for p in PIPELINE)]
     return _steps_cache
 
 
@@ -298,6 +300,7 @@ STEP_CHECK_NAMES = {
 def run_pipeline(output: Output, facts: CallFacts) -> Screening:
     """Pass the output through every step, in order; write the governance events."""
     screening = Screening(output, facts)
+    started = tracing.start_run(screening)  # a span per run and per check, the time it adds (SPEC §13.2)
     undeclared = screening.undeclared_read_tools() if facts.offers_tools else []
     if undeclared:
         # The caller asked for reads the owner never declared: screened, and `checks` says so (SPEC §8.2).
@@ -313,6 +316,7 @@ def run_pipeline(output: Output, facts: CallFacts) -> Screening:
         screening.held_tool_calls_blocked = True
     if facts.log_events and not (facts.escalates and screening.verification_failed):
         write_events(screening.events)
+    tracing.finish_run(started, screening)
     return screening
 
 

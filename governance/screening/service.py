@@ -6,6 +6,7 @@ from django.db import connection
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, NotGranted, UnknownRecord
+from governance.evidence.records import record_screening
 from governance.models import (
     GRANTABLE_KINDS, Configuration, Consumer, PolicyVersion, Provider, forget_links, GovernanceEvent,
 )
@@ -145,7 +146,9 @@ def screen(data: dict, *, consumer: Consumer | None, actor: str, reader_language
         format=data.get("format", "text"),
         tool_calls=[ToolCall(name=c["name"], arguments=c["arguments"], id=c.get("id")) for c in data.get("tool_calls") or []],
     )
-    return run_pipeline(output, facts), version
+    screening = run_pipeline(output, facts)
+    record_screening(screening, version)  # SPEC §13.1
+    return screening, version
 
 
 def purge_governance(days: int, *, now=None) -> tuple[int, datetime]:

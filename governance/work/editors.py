@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import Conflict, GavelError
+from governance.evidence import records as evidence
 from governance.models import GovernanceEvent, PolicyVersion, Task
 from governance.screening.pipeline import Output, run_pipeline, write_events
 from governance.work import queue
@@ -56,8 +57,12 @@ def editors_group() -> Group:
     return group
 
 
-def _review_event(task: Task, decision: str, *, user, edited: bool, reason: str = "") -> None:
+def _review_event(task: Task, decision: str, *, user, edited: bool, reason: str = "", screening: str = "") -> None:
     detail = {"task": str(task.pk), "kind": task.kind, "edited": edited}
+    if screening:
+        # An edit is screened again under its own correlation id: the review names it, so a search for the
+        # task finds the edit's events too (governance/evidence/trace.py).
+        detail["screening"] = screening
     if reason:
         detail["reason"] = reason[:500]  # the editor's words on why, never the task's text
     write_events([{
@@ -90,7 +95,7 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                        % {"status": task.get_status_display()}, code="not_reviewable")
     edited = edited_text is not None and edited_text != task.answer
-    values = {}
+    values, edit_screening = {}, ""
     if edited_text is not None and not edited and not confirm_hints and task.hints:
         raise EditHasHints({"text": task.answer, "hints": task.hints})
     if edited:
@@ -100,7 +105,9 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         if body["hints"] and not confirm_hints:
             raise EditHasHints(body)
         values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
-                  "checks": body["checks"], "verification": body["verification"]}
+                  "checks": body["checks"], "verification": body["verification"],
+                  "policy_version": body["policy_version"]}
+        edit_screening = body["id"]
     now = timezone.now()
     with transaction.atomic():
         done = Task.objects.filter(pk=task.pk, status=Status.READY).update(
@@ -111,7 +118,8 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
             raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                            % {"status": task.get_status_display()}, code="not_reviewable")
         task.refresh_from_db()
-        _review_event(task, "accepted", user=user, edited=edited)
+        _review_event(task, "accepted", user=user, edited=edited, screening=edit_screening)
+        evidence.record_review(task)
         transaction.on_commit(lambda: queue.notify(task.pk))
     return task
 
@@ -128,6 +136,7 @@ def reject(task: Task, *, user, reason: str = "") -> Task:
             raise Conflict(_("Only a ready or blocked task can be rejected; this one is %(status)s.")
                            % {"status": task.get_status_display()}, code="not_reviewable")
         _review_event(task, "rejected", user=user, edited=False, reason=reason)
+        evidence.record_rejection(task)
         transaction.on_commit(lambda: queue.notify(task.pk))
     return task
 

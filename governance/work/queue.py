@@ -27,6 +27,7 @@ from governance.errors import (
     BadInput, BudgetExceeded, Conflict, GavelError, ProviderBusy, ProviderFailed, ProviderTimedOut,
 )
 from governance.messages import settle_reported_hints
+from governance.evidence import records as evidence
 from governance.models import Provider, Task
 from governance.runs import completions
 from governance.screening import service as services
@@ -298,7 +299,7 @@ def _stored_block(block: dict | None) -> dict | None:
 
 def _store_result(task: Task, body: dict) -> bool:
     blocked = body["outcome"] == "blocked"
-    return _finish(
+    stored = _finish(
         task,
         status=Status.BLOCKED if blocked else Status.READY,
         outcome=body["outcome"],
@@ -312,6 +313,9 @@ def _store_result(task: Task, body: dict) -> bool:
         correlation_id=body.get("id") or "",
         failure=None,
     )
+    if stored:
+        evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    return stored
 
 
 def generate(task: Task) -> dict:
@@ -325,7 +329,7 @@ def generate(task: Task) -> dict:
         configuration=configuration, also=also, messages=messages, tools=[], read_tools=frozenset(),
         kind=task.kind, site=task.site, language=task.language, actor=_task_actor(task), reader_language=None,
         correlation_id=task.correlation_id or uuid.uuid4().hex, policy_version=configuration.policy_version,
-        busy_wait=None if settings.CELERY_TASK_ALWAYS_EAGER else settings.GAVEL_TASK_LIMIT_WAIT_SECONDS,
+        surface="task", busy_wait=None if settings.CELERY_TASK_ALWAYS_EAGER else settings.GAVEL_TASK_LIMIT_WAIT_SECONDS,
     )
     body = completions.run(call)
     served = None

@@ -14,7 +14,7 @@ from typing import Callable
 
 import pytest
 
-from governance.models import Configuration, GovernanceEvent, set_links
+from governance.models import Configuration, EvidenceRecord, GovernanceEvent, set_links
 from snippets.models import Snippet
 from termlists.models import TermList
 from tests.protocols.adapters import ADAPTERS, Ask, Outcome, Tool
@@ -161,6 +161,12 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
         assert got.message is None and got.gavel["block"] is None
     logged = GovernanceEvent.objects.filter(correlation_id=got.gavel["id"])
     assert {(event.decision, event.check_name) for event in logged} == case.events
+    # A delivered text leaves one evidence record naming the protocol it left by; a held block leaves none.
+    evidence = EvidenceRecord.objects.filter(correlation_id=got.gavel["id"])
+    if case.outcome != "blocked":
+        assert [(e.surface, e.outcome) for e in evidence] == [(adapter.name, case.outcome)]
+    elif delivery != "live":
+        assert not evidence.exists()
 
 
 def test_every_protocol_has_an_adapter():

@@ -95,6 +95,7 @@ class ChatCompletionsView(OpenAIView):
             reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         call.options.update(options)
+        call.surface = "openai_chat"
         completions.check_client_parameters(call)
         model, created = data["configuration"], int(time.time())
         if stream:

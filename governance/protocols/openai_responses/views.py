@@ -45,6 +45,7 @@ class ResponsesView(OpenAIView):
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
+        call.surface = "openai_responses"  # its evidence records name the protocol
         call.options.update(options)
         try:
             completions.check_client_parameters(call)

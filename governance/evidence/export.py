@@ -1,0 +1,47 @@
+"""Evidence records as plain data: the one JSON shape of the API, the verify answer and the NDJSON export."""
+import json
+
+from governance.models import EvidenceRecord
+
+COLUMNS = ("id", "at", "surface", "configuration", "also", "policy_version", "outcome", "checks", "verification",
+           "correlation_id", "actor", "task_id", "review_decision", "reviewed_by", "reviewed_at", "edited",
+           "text_hash", "key_id")
+# Rows read per round trip while streaming: memory stays bounded by this, whatever the count.
+CHUNK = 2000
+
+
+def as_json(row: dict) -> dict:
+    """One record as its JSON object (SPEC §13.1): a `review` object when a person reviewed the text."""
+    review = None
+    if row["review_decision"]:
+        review = {"decision": row["review_decision"], "by": row["reviewed_by"],
+                  "at": row["reviewed_at"].isoformat() if row["reviewed_at"] else None, "edited": bool(row["edited"])}
+    return {
+        "id": str(row["id"]), "at": row["at"].isoformat(), "surface": row["surface"],
+        "configuration": row["configuration"], "also": row["also"] or [], "policy_version": row["policy_version"],
+        "outcome": row["outcome"], "checks": row["checks"] or [], "verification": row["verification"],
+        "correlation_id": row["correlation_id"], "actor": row["actor"],
+        "task": str(row["task_id"]) if row["task_id"] else None, "review": review,
+        "text_hash": row["text_hash"], "key_id": row["key_id"],
+    }
+
+
+def selected(*, since=None, until=None, surface=None, configuration=None, outcome=None, task=None, text_hash=None):
+    """The records matching the filters as rows of plain values, oldest first (a stable order for paging
+    and for archives that append)."""
+    rows = EvidenceRecord.objects.all()
+    if since is not None:
+        rows = rows.filter(at__gte=since)
+    if until is not None:
+        rows = rows.filter(at__lt=until)
+    for name, value in (("surface", surface), ("configuration", configuration), ("outcome", outcome),
+                        ("task_id", task), ("text_hash", text_hash)):
+        if value is not None:
+            rows = rows.filter(**{name: value})
+    return rows.order_by("at", "id").values(*COLUMNS)
+
+
+def ndjson_lines(rows):
+    """One JSON line per record, read from the database in chunks (`.iterator()`): constant memory."""
+    for row in rows.iterator(chunk_size=CHUNK):
+        yield json.dumps(as_json(row), ensure_ascii=False, separators=(",", ":")) + "\n"

@@ -1,0 +1,101 @@
+"""Write evidence records where a text leaves Gavel (SPEC §13.1): one call at each place a delivery finishes.
+
+A record is written for a delivered text only: a blocked text, an empty answer (tool calls alone) and a
+policy test's screening deliver nothing. It keeps facts and the keyed hash, never the text. The same calls
+count every finished run for /metrics (governance/evidence/metrics.py), blocked ones too.
+"""
+from django.conf import settings
+from django.utils import timezone
+
+from governance.evidence import hashing, metrics
+from governance.models import EvidenceRecord, Task
+
+# Only these keys of a check are facts worth keeping; everything else of a body is left out.
+CHECK_KEYS = ("check", "result", "reason")
+_key: dict = {}
+
+
+def evidence_key() -> tuple[bytes, str]:
+    """(key, key id) derived from GAVEL_EVIDENCE_SECRET (SECRET_KEY unless set), derived once per secret."""
+    secret = settings.GAVEL_EVIDENCE_SECRET or settings.SECRET_KEY
+    if _key.get("secret") != secret:
+        key = hashing.derive_key(secret)
+        _key.update(secret=secret, key=key, id=hashing.key_id(key))
+    return _key["key"], _key["id"]
+
+
+def hash_of(text: str) -> str:
+    return hashing.text_hash(text, evidence_key()[0])
+
+
+def _checks(checks) -> list[dict]:
+    return [{k: c[k] for k in CHECK_KEYS if c.get(k) is not None} for c in checks or []]
+
+
+def record(body: dict, *, surface: str, configuration: str, also=(), actor: str = "", text: str | None = None,
+           task: Task | None = None, review: dict | None = None) -> EvidenceRecord | None:
+    """Write the evidence of one delivered text (body: the §11.1 response or a task's stored facts)."""
+    text = body.get("text") if text is None else text
+    if body.get("outcome") == "blocked" or not text:
+        return None
+    key, key_id = evidence_key()
+    written = EvidenceRecord.objects.create(
+        surface=surface, configuration=configuration or "", also=list(also), policy_version=body.get("policy_version"),
+        outcome=body.get("outcome") or "", checks=_checks(body.get("checks")),
+        verification=(body.get("verification") or {}).get("status", ""), correlation_id=body.get("id") or "",
+        actor=(actor or "")[:150], task=task, text_hash=hashing.text_hash(text, key), key_id=key_id,
+        **(review or {}),
+    )
+    metrics.EVIDENCE.labels(surface).inc()
+    return written
+
+
+def record_screening(screening, version: int, *, surface: str = "screening") -> None:
+    """A screening's verdict on a caller's text (governance/screening/service.py)."""
+    facts = screening.facts
+    if not facts.log_events:
+        return
+    body = {"id": facts.correlation_id, "policy_version": version, "outcome": screening.outcome,
+            "checks": screening.checks, "verification": screening.verification}
+    metrics.run_finished(surface, getattr(facts.configuration, "identifier", ""), body["outcome"], body["checks"])
+    record(body, surface=surface, configuration=getattr(facts.configuration, "identifier", ""),
+           also=[c.identifier for c in facts.also], actor=facts.actor, text=screening.output.text)
+
+
+def record_completion(call, body: dict) -> None:
+    """A completion delivered on a protocol (governance/runs/completions.py). A task's generation is
+    recorded when the task stores it (record_task_generation), after its field check."""
+    surface = getattr(call, "surface", EvidenceRecord.Surface.API)
+    if surface == EvidenceRecord.Surface.TASK:
+        return
+    metrics.run_finished(surface, call.configuration.identifier, body.get("outcome"), body.get("checks"))
+    record(body, surface=surface, configuration=call.configuration.identifier,
+           also=[c.identifier for c in call.also], actor=call.actor)
+
+
+def _task_actor(task: Task) -> str:
+    return f"consumer:{task.consumer.name}" if task.consumer_id else "task"
+
+
+def record_task_generation(task: Task, body: dict) -> None:
+    """A task that became ready (its answer is delivered to the consumer: GET tasks/{id}, callbacks) or blocked."""
+    metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
+    record(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
+           actor=_task_actor(task), task=task)
+
+
+def record_review(task: Task) -> None:
+    """A task an editor accepted, with or without an edit: the final text, the checks it passed, the review."""
+    metrics.REVIEWS.labels("accepted").inc()
+    body = {"id": task.correlation_id, "policy_version": task.policy_version, "outcome": task.outcome,
+            "checks": task.checks, "verification": task.verification}
+    review = {"review_decision": EvidenceRecord.Review.ACCEPTED,
+              "reviewed_by": task.reviewed_by.get_username() if task.reviewed_by_id else "",
+              "reviewed_at": task.reviewed_at or timezone.now(), "edited": bool(task.edited)}
+    record(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
+           actor=_task_actor(task), text=task.edited_text if task.edited else task.answer, task=task, review=review)
+
+
+def record_rejection(task: Task) -> None:
+    """A task an editor rejected: nothing is delivered, so no evidence; counted for /metrics."""
+    metrics.REVIEWS.labels("rejected").inc()
