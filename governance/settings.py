@@ -271,8 +271,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("GAVEL_CELERY_QUEUE", "gavel")
+# How often celery beat sweeps for tasks and callbacks whose message may be lost.
+GAVEL_SWEEP_INTERVAL_SECONDS = env_int("GAVEL_SWEEP_INTERVAL_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": 60.0},
+    "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
+    "sweep-callbacks": {"task": "governance.sweep_callbacks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
     "purge-task-contents": {"task": "governance.purge_task_contents", "schedule": 24 * 3600.0},
 }
 
@@ -329,6 +332,9 @@ GAVEL_PROVIDER_KEY_ENVS = env_list("GAVEL_PROVIDER_KEY_ENVS", ["*_API_KEY", "*_T
 GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)
 GAVEL_CALLBACK_MAX_ATTEMPTS = env_int("GAVEL_CALLBACK_MAX_ATTEMPTS", 6)
 GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS", 10)
+# An open callback this long past its due time had its message lost (a broker restart, a killed
+# worker): the callback sweep sends it again (governance/work/deliveries.py).
+GAVEL_CALLBACK_SWEEP_GRACE_SECONDS = env_int("GAVEL_CALLBACK_SWEEP_GRACE_SECONDS", 120)
 # A worker's claim on a task lasts this long; a running task whose worker died is taken over
 # after it. It must exceed the longest legitimate run (docs/tasks.md) and, with the broker's
 # visibility timeout, bounds how late a dead worker's task finishes (SPEC §10: + 2 minutes).

@@ -13,7 +13,7 @@ from django.utils.translation import gettext as _
 
 from governance.runs import completions
 
-from governance.work import queue
+from governance.work import deliveries, queue
 
 from governance.screening import service as services
 from governance.errors import BadInput, GavelError
@@ -146,7 +146,8 @@ def check_finished(batch_id) -> bool:
             # Eager Celery would deliver inside the request that finished the batch: a hanging host would hang it.
             from governance.work.callbacks import deliver_batch_in_background
 
-            deliver_batch_in_background(batch_id)
+            deliver_batch_in_background(batch_id, url=Batch.objects.filter(pk=batch_id).values_list(
+                "callback_url", flat=True).first() or "")
             return True
         from governance.work.tasks import deliver_batch_callback
 
@@ -164,16 +165,22 @@ def post_callback(batch_id) -> bool:
     """
     import json
 
+    if not deliveries.claim("batch", batch_id):
+        return True  # delivered already, given up, or another sender holds this try
     batch = Batch.objects.select_related("consumer").filter(pk=batch_id).first()
     if batch is None or not batch.callback_url:
         return True
     if not queue.callback_allowed(batch.callback_url):
         _record(batch, "refused", _("The callback host is no longer on the allow-list."))
+        deliveries.settled("batch", batch.pk)
         return True
     secret = batch.consumer.callback_secret if batch.consumer_id else ""
+    headers = {"X-Gavel-Batch": str(batch.pk), deliveries.DELIVERY_HEADER: deliveries.delivery_id("batch", batch.pk)}
     delivered, error = queue.send_callback(batch.callback_url, json.dumps(batch_json(batch)).encode("utf-8"),
-                                           {"X-Gavel-Batch": str(batch.pk)}, secret, what=f"batch {batch.pk}")
+                                           headers, secret, what=f"batch {batch.pk}")
     _record(batch, "delivered" if delivered else "failing", error)
+    if delivered:
+        deliveries.settled("batch", batch.pk)
     return delivered
 
 

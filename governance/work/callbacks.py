@@ -3,7 +3,8 @@
 Every callback carries `X-Gavel-Signature: t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the
 consumer's callback secret over "<t>." + the raw body (docs/tasks.md shows a receiver's check).
 With eager Celery (no broker) a delivery would run inside the request that finished the task, so
-it is handed to one background thread of this process instead, with the same retries and backoff.
+it is handed to a background thread of this process instead, with the same retries and backoff:
+one thread per callback host, so a host that hangs delays only its own callbacks.
 """
 from __future__ import annotations
 
@@ -13,8 +14,11 @@ import logging
 import queue as queues
 import threading
 import time
+from urllib.parse import urlsplit
 
 from django.conf import settings
+
+from governance.work import deliveries
 
 logger = logging.getLogger("gavel.queue")
 
@@ -28,38 +32,56 @@ def signature(secret: str, body: bytes, timestamp: int | None = None) -> str:
     return f"t={t},v1={digest}"
 
 
-# --- eager mode: one background thread per process ---
-_jobs: queues.Queue = queues.Queue()
-_started = threading.Lock()
-_thread: threading.Thread | None = None
+# --- eager mode: one lane (a thread and its queue) per callback host ---
+# A host that hangs or fails holds only its own lane, its retries sleeping there: other hosts'
+# callbacks (other consumers') go on at once. An idle lane's thread ends after LANE_IDLE_SECONDS.
+LANE_IDLE_SECONDS = 30.0
+_lanes: dict[str, queues.Queue] = {}
+_lanes_lock = threading.Lock()
+_pending = 0
+_pending_changed = threading.Condition(_lanes_lock)
 
 
-def deliver_in_background(task_id, status: str) -> None:
-    """Queue one task's delivery (with its retries) for this process's callback thread."""
-    _queue_job(("task", str(task_id), status))
+def deliver_in_background(task_id, status: str, *, url: str = "") -> None:
+    """Queue one task's delivery (with its retries) on the lane of its callback host."""
+    _queue_job(("task", str(task_id), status), url)
 
 
-def deliver_batch_in_background(batch_id) -> None:
-    """Queue one batch's delivery (with its retries) for this process's callback thread."""
-    _queue_job(("batch", str(batch_id), None))
+def deliver_batch_in_background(batch_id, *, url: str = "") -> None:
+    """Queue one batch's delivery (with its retries) on the lane of its callback host."""
+    _queue_job(("batch", str(batch_id), None), url)
 
 
-def _queue_job(job: tuple) -> None:
-    global _thread
-    with _started:
-        if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_work, name="gavel-callbacks", daemon=True)
-            _thread.start()
-    _jobs.put(job)
+def lane_key(url: str) -> str:
+    parts = urlsplit(url or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{(parts.hostname or '').lower()}:{port or ''}"
+
+
+def _queue_job(job: tuple, url: str) -> None:
+    global _pending
+    key = lane_key(url)
+    with _lanes_lock:
+        _pending += 1
+        lane = _lanes.get(key)
+        if lane is None:
+            lane = _lanes[key] = queues.Queue()
+            threading.Thread(target=_work, args=(key, lane), name=f"gavel-callbacks-{key}", daemon=True).start()
+        lane.put(job)
 
 
 def wait_until_idle(timeout: float = 30.0) -> bool:
     """Whether every queued delivery has finished within `timeout` seconds (tests, a clean shutdown)."""
     deadline = time.monotonic() + timeout
-    while _jobs.unfinished_tasks:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+    with _pending_changed:
+        while _pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _pending_changed.wait(min(left, 0.1))
     return True
 
 
@@ -74,24 +96,36 @@ def deliver_with_retries(task_id: str, status: str | None, kind: str = "task") -
         if post():
             return True
         if attempt + 1 < attempts:
-            time.sleep(settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt))
+            countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt)
+            deliveries.due_again(kind, task_id, countdown)
+            time.sleep(countdown)
     if kind == "task":
         queue.give_up_callback(task_id)
     else:
-        Batch.objects.filter(pk=task_id).update(callback_status="failed")
+        Batch.objects.filter(pk=task_id).update(callback_status="failed", callback_due_at=None)
     return False
 
 
-def _work() -> None:
+def _work(key: str, lane: queues.Queue) -> None:
+    global _pending
     from django.db import close_old_connections, connection
 
     while True:
-        kind, object_id, status = _jobs.get()
+        try:
+            kind, object_id, status = lane.get(timeout=LANE_IDLE_SECONDS)
+        except queues.Empty:
+            with _lanes_lock:
+                if lane.empty():
+                    del _lanes[key]
+                    return
+            continue
         try:
             close_old_connections()
             deliver_with_retries(object_id, status, kind)
-        except Exception:  # noqa: BLE001 - one failing delivery must not stop the thread
+        except Exception:  # noqa: BLE001 - one failing delivery must not stop the lane
             logger.exception("callback of %s %s could not be delivered", kind, object_id)
         finally:
             connection.close()
-            _jobs.task_done()
+            with _pending_changed:
+                _pending -= 1
+                _pending_changed.notify_all()

@@ -30,6 +30,7 @@ from governance.errors import (
 )
 from governance.models import PolicyVersion, Task
 from governance.screening.pipeline import CallFacts, Output, run_pipeline, write_events
+from governance.work import deliveries
 
 logger = logging.getLogger("gavel.queue")
 
@@ -641,18 +642,20 @@ def notify(task_id, *, task: Task | None = None) -> None:
         task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
     if task is None or not task.callback_url or task.status not in CALLBACK_STATUSES:
         return
+    # The row first: if the message below is lost, the callback sweep sends it (governance/work/deliveries.py).
+    deliveries.opened("task", task_id)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
         from governance.work.callbacks import deliver_in_background
 
-        deliver_in_background(task_id, task.status)
+        deliver_in_background(task_id, task.status, url=task.callback_url)
         return
     from governance.work.tasks import deliver_callback
 
     try:
         deliver_callback.apply_async(args=[str(task_id), task.status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
-        logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
+        logger.warning("could not queue the callback of task %s (the sweep sends it)", task_id, exc_info=True)
 
 
 class _NoRedirects(urllib.request.HTTPRedirectHandler):
@@ -712,20 +715,25 @@ def post_callback(task_id, status: str) -> bool:
     """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered."""
     import json
 
+    if not deliveries.claim("task", task_id):
+        return True  # delivered already, given up, or another sender holds this try (docs/tasks.md)
     task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
     if task is None or not task.callback_url:
         return True
     if not callback_allowed(task.callback_url):
         _record_callback(task, "refused", _("The callback host is no longer on the allow-list."))
+        deliveries.settled("task", task.pk)
         logger.warning("callback of task %s to %s refused: host not allowed", task.pk,
                        urlsplit(task.callback_url).hostname or "?")
         return True  # nothing a retry can change
     payload = json.dumps(task_json(task)).encode("utf-8")
     secret = task.consumer.callback_secret if task.consumer_id else ""
-    delivered, error = send_callback(task.callback_url, payload,
-                                     {"X-Gavel-Task": str(task.pk), "X-Gavel-Task-Status": status}, secret,
-                                     what=f"task {task.pk}")
+    headers = {"X-Gavel-Task": str(task.pk), "X-Gavel-Task-Status": status,
+               deliveries.DELIVERY_HEADER: deliveries.delivery_id("task", task.pk, status)}
+    delivered, error = send_callback(task.callback_url, payload, headers, secret, what=f"task {task.pk}")
     _record_callback(task, "delivered" if delivered else "failing", error)
+    if delivered:
+        deliveries.settled("task", task.pk)
     return delivered
 
 
@@ -735,7 +743,7 @@ def _record_callback(task: Task, status: str, error: str) -> None:
 
 
 def give_up_callback(task_id) -> None:
-    Task.objects.filter(pk=task_id).update(callback_status="failed")
+    Task.objects.filter(pk=task_id).update(callback_status="failed", callback_due_at=None)
 
 
 # --- recovery and retention ---

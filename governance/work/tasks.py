@@ -9,6 +9,7 @@ import logging
 from django.conf import settings
 
 from governance.celery import app
+from governance.work import deliveries
 
 logger = logging.getLogger("gavel.tasks")
 
@@ -87,11 +88,13 @@ def deliver_batch_callback(self, batch_id: str) -> bool:
     if batches.post_callback(batch_id):
         return True
     if self.request.retries + 1 >= settings.GAVEL_CALLBACK_MAX_ATTEMPTS:
-        Batch.objects.filter(pk=batch_id).update(callback_status="failed")
+        Batch.objects.filter(pk=batch_id).update(callback_status="failed", callback_due_at=None)
         return False
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return deliver_batch_callback.apply(args=[batch_id], retries=self.request.retries + 1).get()
-    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
+    countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries)
+    deliveries.due_again("batch", batch_id, countdown)
+    raise self.retry(countdown=countdown)
 
 
 @app.task(name="governance.deliver_callback", bind=True, acks_late=True, ignore_result=True,
@@ -108,7 +111,9 @@ def deliver_callback(self, task_id: str, status: str) -> bool:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager (the embedded default) cannot wait between attempts without blocking the request.
         return deliver_callback.apply(args=[task_id, status], retries=self.request.retries + 1).get()
-    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
+    countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries)
+    deliveries.due_again("task", task_id, countdown)
+    raise self.retry(countdown=countdown)
 
 
 @app.task(name="governance.sweep_tasks", ignore_result=True)
@@ -117,6 +122,24 @@ def sweep_tasks() -> int:
     from governance.work import queue
 
     return queue.sweep()
+
+
+@app.task(name="governance.sweep_callbacks", ignore_result=True)
+def sweep_callbacks() -> int:
+    """Send again the callbacks whose message may be lost (celery beat; governance/work/deliveries.py)."""
+    from governance.work import batches
+
+    for batch_id in deliveries.unfinished_batches():
+        batches.check_finished(batch_id)
+    lost = deliveries.lost_task_callbacks()
+    for task_id, status in lost:
+        deliver_callback.apply_async(args=[task_id, status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    lost_batches = deliveries.lost_batch_callbacks()
+    for batch_id in lost_batches:
+        deliver_batch_callback.apply_async(args=[batch_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    if lost or lost_batches:
+        logger.info("callback sweep sent %d task and %d batch callback(s) again", len(lost), len(lost_batches))
+    return len(lost) + len(lost_batches)
 
 
 @app.task(name="governance.purge_task_contents", ignore_result=True)
