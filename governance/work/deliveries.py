@@ -76,24 +76,33 @@ def settled(kind: str, object_id) -> None:
     _model(kind).objects.filter(pk=object_id).update(callback_due_at=None)
 
 
-def lost_task_callbacks(now=None, limit: int = 1000) -> list[tuple[str, str]]:
-    """(task id, status) of open callbacks whose message may be lost."""
+def _lost(model, reference: str, now=None, limit: int = 1000) -> list:
+    """Open callbacks of `model` past their due time (or `reference`, when none) and the grace period,
+    each marked due again now as it is taken: one conditional UPDATE per row, so of two sweeps at once
+    only one sends it, and later sweeps wait a grace period for the message sent now."""
     now = now or timezone.now()
     late = now - timedelta(seconds=grace_seconds())
-    rows = (Task.objects.filter(status__in=TASK_STATUSES, callback_status__in=OPEN).exclude(callback_url="")
-            .filter(Q(callback_due_at__lt=late) | Q(callback_due_at__isnull=True, updated__lt=late))
-            .values_list("pk", "status")[:limit])
-    return [(str(pk), status) for pk, status in rows]
+    lost = Q(callback_due_at__lt=late) | Q(callback_due_at__isnull=True, **{f"{reference}__lt": late})
+    rows = model.objects.filter(callback_status__in=OPEN).exclude(callback_url="").filter(lost)
+    if model is Task:
+        rows = rows.filter(status__in=TASK_STATUSES)
+    else:
+        rows = rows.filter(finished_at__isnull=False)
+    taken = []
+    for row in rows.values("pk", *(["status"] if model is Task else []))[:limit]:
+        if model.objects.filter(Q(pk=row["pk"]), Q(callback_status__in=OPEN), lost).update(callback_due_at=now):
+            taken.append(row)
+    return taken
+
+
+def lost_task_callbacks(now=None, limit: int = 1000) -> list[tuple[str, str]]:
+    """(task id, status) of open callbacks whose message may be lost, taken for sending again."""
+    return [(str(row["pk"]), row["status"]) for row in _lost(Task, "updated", now, limit)]
 
 
 def lost_batch_callbacks(now=None, limit: int = 1000) -> list[str]:
-    """Ids of finished batches whose open callback's message may be lost."""
-    now = now or timezone.now()
-    late = now - timedelta(seconds=grace_seconds())
-    rows = (Batch.objects.filter(finished_at__isnull=False, callback_status__in=OPEN).exclude(callback_url="")
-            .filter(Q(callback_due_at__lt=late) | Q(callback_due_at__isnull=True, finished_at__lt=late))
-            .values_list("pk", flat=True)[:limit])
-    return [str(pk) for pk in rows]
+    """Ids of finished batches whose open callback's message may be lost, taken for sending again."""
+    return [str(row["pk"]) for row in _lost(Batch, "finished_at", now, limit)]
 
 
 def unfinished_batches(now=None, limit: int = 100) -> list[str]:

@@ -760,9 +760,17 @@ def sweep(*, now=None, grace_seconds: int | None = None) -> int:
         Q(status=Status.QUEUED, next_attempt_at__isnull=True, updated__lt=now - grace)
         | Q(status=Status.QUEUED, next_attempt_at__lt=now - grace)
         | Q(status=Status.RUNNING, lease_until__lt=now)
-    ).values_list("pk", flat=True)[:1000]
-    ids = list(stale)
-    for task_id in ids:
+    ).values_list("pk", "status", "next_attempt_at")[:1000]
+    ids = []
+    for task_id, status, next_attempt_at in stale:
+        if status == Status.QUEUED:
+            # Mark it sent again (one conditional UPDATE: of two sweeps at once only one sends), so
+            # the next sweeps leave it alone for a grace period instead of piling up copies behind it.
+            field = "next_attempt_at" if next_attempt_at else "updated"
+            if not Task.objects.filter(pk=task_id, status=Status.QUEUED,
+                                       **{f"{field}__lt": now - grace}).update(**{field: now}):
+                continue
+        ids.append(task_id)
         enqueue(task_id)
     if ids:
         logger.info("sweep sent %d task(s) again", len(ids))
