@@ -55,6 +55,17 @@ def cache_from_url(url: str) -> dict:
     raise ImproperlyConfigured(f"CACHE_URL scheme not supported: {url!r}")
 
 
+VERDICT_CACHE_TABLE = "gavel_verdict_cache"
+
+
+def verdict_cache_from(default: dict) -> dict:
+    """The verdict cache's entry: the default cache when it is Redis (shared already), else the database."""
+    if default["BACKEND"].endswith("RedisCache"):
+        return {**default, "KEY_PREFIX": "verdicts"}
+    return {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": VERDICT_CACHE_TABLE,
+            "TIMEOUT": None, "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 10}}
+
+
 DEBUG = env_bool("DEBUG", False)
 # The test runner gets the embedded defaults without having to export anything.
 TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
@@ -188,6 +199,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": cache_from_url(os.environ.get("CACHE_URL", ""))}
+# The verdict cache (SPEC §12.4) is seen by every process of an installation: the configured Redis,
+# else a table in the database (migration 0019 creates it), never one process's memory.
+CACHES["verdicts"] = verdict_cache_from(CACHES["default"])
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},

@@ -128,7 +128,7 @@ def _load(key: str, judge: str, rule_set: RuleSet, text: str, max_age: int) -> J
 def _store_backend():
     from django.core.cache import caches
 
-    return caches["default"]
+    return caches["verdicts"]  # every process's (Redis or the database): governance/settings.py
 
 
 def for_screening(judges: str, cache_seconds: int) -> VerdictCache | None:
