@@ -26,7 +26,7 @@ from django.db import connection
 from governance.models import Batch, Configuration, Task
 from governance.work import batches, deliveries
 from tests.faults.services import PrivateRedis
-from tests.production.servers import test_database_url
+from tests.production.servers import test_database_url as database_url
 
 ROOT = Path(__file__).resolve().parents[2]
 TOTAL = 200
@@ -88,7 +88,7 @@ class Services:
         self.logs: list[Path] = []
 
     def _env(self) -> dict:
-        return {**os.environ, "CELERY_BROKER_URL": self.broker, "DATABASE_URL": test_database_url(),
+        return {**os.environ, "CELERY_BROKER_URL": self.broker, "DATABASE_URL": database_url(),
                 "GAVEL_TESTING": "1", "GAVEL_CELERY_QUEUE": self.queue, "GAVEL_CALLBACK_HOSTS": "127.0.0.1",
                 "GAVEL_CALLBACK_RETRY_BASE_SECONDS": "1", "GAVEL_WORKER_CONCURRENCY": str(CONCURRENCY),
                 "GAVEL_VISIBILITY_TIMEOUT": "20", "GAVEL_TASK_LEASE_SECONDS": "1",
