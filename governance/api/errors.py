@@ -3,8 +3,10 @@ import json
 import logging
 import sys
 
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404, HttpResponse
+from django.http import Http404, HttpResponse, JsonResponse
 from django.utils.html import escape
 from django.utils.translation import gettext, gettext_lazy
 from django.views import defaults
@@ -16,7 +18,7 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     TooLarge, UnknownRecord,
 )
 from governance.middleware import (
-    RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_json_path, is_outage,
+    RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_gateway_path, is_json_path, is_outage,
 )
 
 logger = logging.getLogger("gavel.api")
@@ -135,9 +137,26 @@ def _as_drf(response) -> Response:
 
 
 def bad_request(request, exception):
+    if isinstance(exception, DisallowedHost):
+        return disallowed_host(request)
     if is_json_path(request.path):
         return error_response(400, request.path)
     return defaults.bad_request(request, exception)
+
+
+def disallowed_host(request):
+    """A Host that ALLOWED_HOSTS does not name: the usual slip of a new installation. The answer and
+    the log say so (Django's own line names only the header)."""
+    host = request.META.get("HTTP_HOST", "")[:200]
+    logger.warning("refused a request for host %r: it is not in ALLOWED_HOSTS (%s); add it there",
+                   host, ",".join(settings.ALLOWED_HOSTS) or "empty")
+    message = (f"The host {host!r} is not in ALLOWED_HOSTS; an administrator adds it there (the environment "
+               "variable ALLOWED_HOSTS, comma-separated).")
+    if is_gateway_path(request.path):
+        return error_response(400, request.path)
+    if is_json_path(request.path):
+        return JsonResponse(error_body("bad_request", message), status=400)
+    return HttpResponse(escape(message), status=400, content_type="text/plain; charset=utf-8")
 
 
 def permission_denied(request, exception):
