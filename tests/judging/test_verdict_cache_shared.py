@@ -45,3 +45,21 @@ def test_verdicts_are_kept_where_every_process_sees_them():
     assert verdict_cache_from(cache_from_url(""))["BACKEND"].endswith("db.DatabaseCache")
     redis = verdict_cache_from(cache_from_url("redis://127.0.0.1:6379/3"))
     assert redis["BACKEND"].endswith("RedisCache") and redis["LOCATION"] == "redis://127.0.0.1:6379/3"
+
+
+def test_verdicts_a_draft_run_found_outlive_the_drafts_rolled_back_transaction(ruled, provider_server):
+    """A draft is tested inside a transaction that is rolled back; the verdict table is in the same
+    database, so its verdicts are written after that transaction, and the next dry run reuses them."""
+    from governance import policy
+    from governance.policy import release
+
+    PolicyExample.objects.create(name="promise-reported", configuration="newsroom", text=TEXT,
+                                 expect_outcome="allowed_with_hints",
+                                 expect_findings=[{"check": "rules_judge", "snippet": "tone", "rule": 3}])
+    provider_server.set_default(verdict((2, "we ship your order tomorrow")))
+    draft = policy.export_policy()
+    first = release.test_policy(draft=draft)
+    second = release.test_policy(draft=draft)
+    assert first.ok and second.ok, (first.as_dict(), second.as_dict())
+    assert (first.judges["calls"], second.judges["calls"], second.judges["cache_hits"]) == (1, 0, 1)
+    assert len(judge_requests(provider_server)) == 1
