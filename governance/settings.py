@@ -55,6 +55,17 @@ def cache_from_url(url: str) -> dict:
     raise ImproperlyConfigured(f"CACHE_URL scheme not supported: {url!r}")
 
 
+VERDICT_CACHE_TABLE = "gavel_verdict_cache"
+
+
+def verdict_cache_from(default: dict) -> dict:
+    """The verdict cache's entry: the default cache when it is Redis (shared already), else the database."""
+    if default["BACKEND"].endswith("RedisCache"):
+        return {**default, "KEY_PREFIX": "verdicts"}
+    return {"BACKEND": "django.core.cache.backends.db.DatabaseCache", "LOCATION": VERDICT_CACHE_TABLE,
+            "TIMEOUT": None, "OPTIONS": {"MAX_ENTRIES": 200_000, "CULL_FREQUENCY": 10}}
+
+
 DEBUG = env_bool("DEBUG", False)
 # The test runner gets the embedded defaults without having to export anything.
 TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
@@ -189,6 +200,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 CACHES = {"default": cache_from_url(os.environ.get("CACHE_URL", ""))}
+# The verdict cache (SPEC §12.4) is seen by every process of an installation: the configured Redis,
+# else a table in the database (migration 0019 creates it), never one process's memory.
+CACHES["verdicts"] = verdict_cache_from(CACHES["default"])
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -272,8 +286,11 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_PUBLISH_RETRY_POLICY = {"max_retries": 2, "interval_start": 0, "interval_step": 0.5, "interval_max": 1}
 CELERY_TASK_IGNORE_RESULT = True
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("GAVEL_CELERY_QUEUE", "gavel")
+# How often celery beat sweeps for tasks and callbacks whose message may be lost.
+GAVEL_SWEEP_INTERVAL_SECONDS = env_int("GAVEL_SWEEP_INTERVAL_SECONDS", 60)
 CELERY_BEAT_SCHEDULE = {
-    "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": 60.0},
+    "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
+    "sweep-callbacks": {"task": "governance.sweep_callbacks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
     "purge-task-contents": {"task": "governance.purge_task_contents", "schedule": 24 * 3600.0},
 }
 
@@ -335,6 +352,9 @@ GAVEL_PROVIDER_KEY_ENVS = env_list("GAVEL_PROVIDER_KEY_ENVS", ["*_API_KEY", "*_T
 GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)
 GAVEL_CALLBACK_MAX_ATTEMPTS = env_int("GAVEL_CALLBACK_MAX_ATTEMPTS", 6)
 GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS", 10)
+# An open callback this long past its due time had its message lost (a broker restart, a killed
+# worker): the callback sweep sends it again (governance/work/deliveries.py).
+GAVEL_CALLBACK_SWEEP_GRACE_SECONDS = env_int("GAVEL_CALLBACK_SWEEP_GRACE_SECONDS", 120)
 # A worker's claim on a task lasts this long; a running task whose worker died is taken over
 # after it. It must exceed the longest legitimate run (docs/tasks.md) and, with the broker's
 # visibility timeout, bounds how late a dead worker's task finishes (SPEC §10: + 2 minutes).

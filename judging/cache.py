@@ -101,18 +101,54 @@ def _store(key: str, decision: JudgeDecision, seconds: int) -> None:
         return  # a passage without offsets could not be rebuilt from the text: not kept
     value = {"choice": decision.choice, "violations": violations, "answers": [list(a) for a in decision.answers],
              "at": time.time()}
+    held = _held.get()
+    if held is not None:
+        held[key] = (value, seconds)  # written when the block ends (holding_writes)
+        return
+    _write(key, value, seconds)
+
+
+def _write(key: str, value: dict, seconds: int) -> None:
     try:
         _store_backend().set(key, value, timeout=seconds)
     except Exception as exc:  # a cache that is down costs a judge call, never a screening
         logger.warning("verdict cache not written: %s", exc)
 
 
-def _load(key: str, judge: str, rule_set: RuleSet, text: str, max_age: int) -> JudgeDecision | None:
+_held: ContextVar[dict | None] = ContextVar("held_verdicts", default=None)
+
+
+@contextmanager
+def holding_writes():
+    """Keep the verdicts found inside the block and write them once it has ended.
+
+    A draft is tested inside a transaction that is always rolled back (governance/policy/drafts.py);
+    the verdict cache may be a table of the same database, so a verdict written there would be rolled
+    back with the draft (and on SQLite the write would be one more write under the draft's lock).
+    """
+    if _held.get() is not None:
+        yield
+        return
+    held: dict = {}
+    token = _held.set(held)
     try:
-        value = _store_backend().get(key)
-    except Exception as exc:
-        logger.warning("verdict cache not read: %s", exc)
-        return None
+        yield
+    finally:
+        _held.reset(token)
+        for key, (value, seconds) in held.items():
+            _write(key, value, seconds)
+
+
+def _load(key: str, judge: str, rule_set: RuleSet, text: str, max_age: int) -> JudgeDecision | None:
+    held = _held.get()
+    if held is not None and key in held:
+        value = held[key][0]
+    else:
+        try:
+            value = _store_backend().get(key)
+        except Exception as exc:
+            logger.warning("verdict cache not read: %s", exc)
+            return None
     if not value or time.time() - value.get("at", 0) > max_age:
         return None
     try:
@@ -128,7 +164,7 @@ def _load(key: str, judge: str, rule_set: RuleSet, text: str, max_age: int) -> J
 def _store_backend():
     from django.core.cache import caches
 
-    return caches["default"]
+    return caches["verdicts"]  # every process's (Redis or the database): governance/settings.py
 
 
 def for_screening(judges: str, cache_seconds: int) -> VerdictCache | None:

@@ -81,6 +81,17 @@ def granted_api(db, configuration, make_consumer):
     return client
 
 
+def _clear_verdicts():
+    """The verdict cache is a database table (not a model: a transactional test's flush keeps it)."""
+    from django.core.cache import caches
+    from django.db import DatabaseError
+
+    try:
+        caches["verdicts"].clear()
+    except (DatabaseError, RuntimeError):
+        pass  # a test without database access (pytest-django's RuntimeError), or before the table exists
+
+
 @pytest.fixture(autouse=True)
 def _isolated_cache_and_key(monkeypatch):
     """Throttle counts live in the cache and are keyed by consumer id, which a
@@ -100,6 +111,7 @@ def _isolated_cache_and_key(monkeypatch):
 
     monkeypatch.setenv("PROVIDER_TEST_API_KEY", "test-key-not-secret")
     cache.clear()
+    _clear_verdicts()
     # A rolled-back database starts again at policy version 1 (and SQLite reuses ids): what this
     # process cached per version must not outlive the test.
     forget_compiled_patterns()
@@ -107,6 +119,7 @@ def _isolated_cache_and_key(monkeypatch):
     forget_configurations()
     yield
     cache.clear()
+    _clear_verdicts()
     forget_compiled_patterns()
     forget_compiled()
     forget_configurations()

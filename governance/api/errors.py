@@ -1,9 +1,14 @@
 """One error body for every API error (SPEC §11.1), never a stack trace."""
 import json
 import logging
+import sys
 
+from django.conf import settings
+from django.core.exceptions import DisallowedHost
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
-from django.http import Http404
+from django.http import Http404, HttpResponse, JsonResponse
+from django.utils.html import escape
+from django.utils.translation import gettext, gettext_lazy
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -12,7 +17,9 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderBusy, ProviderFailed, ProviderTimedOut,
     TooLarge, UnknownRecord,
 )
-from governance.middleware import error_body, error_response, is_json_path, is_outage
+from governance.middleware import (
+    RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_gateway_path, is_json_path, is_outage,
+)
 from governance.pages import admin_permission_denied
 
 logger = logging.getLogger("gavel.api")
@@ -131,9 +138,26 @@ def _as_drf(response) -> Response:
 
 
 def bad_request(request, exception):
+    if isinstance(exception, DisallowedHost):
+        return disallowed_host(request)
     if is_json_path(request.path):
         return error_response(400, request.path)
     return defaults.bad_request(request, exception)
+
+
+def disallowed_host(request):
+    """A Host that ALLOWED_HOSTS does not name: the usual slip of a new installation. The answer and
+    the log say so (Django's own line names only the header)."""
+    host = request.META.get("HTTP_HOST", "")[:200]
+    logger.warning("refused a request for host %r: it is not in ALLOWED_HOSTS (%s); add it there",
+                   host, ",".join(settings.ALLOWED_HOSTS) or "empty")
+    message = (f"The host {host!r} is not in ALLOWED_HOSTS; an administrator adds it there (the environment "
+               "variable ALLOWED_HOSTS, comma-separated).")
+    if is_gateway_path(request.path):
+        return error_response(400, request.path)
+    if is_json_path(request.path):
+        return JsonResponse(error_body("bad_request", message), status=400)
+    return HttpResponse(escape(message), status=400, content_type="text/plain; charset=utf-8")
 
 
 def permission_denied(request, exception):
@@ -150,7 +174,26 @@ def page_not_found(request, exception):
     return defaults.page_not_found(request, exception)
 
 
+OUTAGE_PAGE = gettext_lazy("Gavel cannot reach its database at the moment. Nothing was changed; try again in a "
+                           "few seconds.")
+
+
+def outage_page() -> HttpResponse:
+    """A plain 503 page for an admin or review page while the database is unreachable: no template, no
+    context processor, nothing that would ask the database again."""
+    title = gettext("Service unavailable")
+    body = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+            f"<body><h1>{escape(title)}</h1><p>{escape(OUTAGE_PAGE)}</p></body></html>")
+    response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE)
+    return response
+
+
 def server_error(request):
+    if is_outage(sys.exc_info()[1]):
+        # Raised in a view or in a middleware (the session, the user): the database is unreachable.
+        logger.error("database unreachable on %s (request %s)", request.path, getattr(request, "request_id", "-"))
+        return error_response(503, request.path) if is_json_path(request.path) else outage_page()
     if not is_json_path(request.path):
         return defaults.server_error(request)
     # Django has logged the trace (logger django.request); this line ties it to the request id.

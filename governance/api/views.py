@@ -299,7 +299,8 @@ class PolicyView(GavelAPIView):
     parser_classes = [YAMLOrJSONParser]
 
     @extend_schema(
-        parameters=[OpenApiParameter("version", int, description="A kept policy version: its whole document.")],
+        parameters=[OpenApiParameter("version", {"type": "integer", "minimum": 1},
+                                     description="A kept policy version (1 or more): its whole document.")],
         responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="Export the policy document")
     def get(self, request):
         wanted = request.query_params.get("version")
@@ -323,9 +324,11 @@ class PolicyView(GavelAPIView):
         parameters=[
             OpenApiParameter("dry_run", bool, description="Report what the document would do; write nothing."),
             OpenApiParameter("allow_regressions", bool, description="Apply even when passing examples would fail."),
-            OpenApiParameter("replay", int, description="Dry run: how many recent task texts to replay (500)."),
+            OpenApiParameter("replay", {"type": "integer", "minimum": 0},
+                             description="Dry run: how many recent task texts to replay (500)."),
             OpenApiParameter("replay_judges", bool, description="Dry run: ask the judges in the replay too."),
-            OpenApiParameter("cost_cap", float, description="Dry run with judges: stop asking them past this cost."),
+            OpenApiParameter("cost_cap", {"type": "number", "format": "double", "minimum": 0},
+                             description="Dry run with judges: stop asking them past this cost (0 or more)."),
         ],
     )
     def put(self, request):

@@ -150,6 +150,10 @@ class Task(models.Model):
     callback_error = models.CharField(
         _("callback error"), max_length=500, blank=True, default="",
         help_text=_("Why the last try failed: the HTTP status or the connection error. Never the task's text."))
+    callback_due_at = models.DateTimeField(
+        _("callback due at"), null=True, blank=True,
+        help_text=_("When the callback's next try is due, or until when a sender holds it. A callback still "
+                    "pending well past this time is sent again by the sweep."))
 
     purged_at = models.DateTimeField(
         _("purged at"), null=True, blank=True,
@@ -209,6 +213,10 @@ class Batch(models.Model):
                                                     help_text=_("How often the callback was sent."))
     callback_error = models.CharField(_("callback error"), max_length=500, blank=True, default="",
                                       help_text=_("Why the last delivery failed, as the consumer may read it."))
+    callback_due_at = models.DateTimeField(
+        _("callback due at"), null=True, blank=True,
+        help_text=_("When the callback's next try is due, or until when a sender holds it. A callback still "
+                    "pending well past this time is sent again by the sweep."))
 
     class Meta:
         verbose_name = _("batch")

@@ -15,6 +15,7 @@ from django.db import transaction
 from governance.models import PolicyVersion
 from governance.policy.importing import import_policy
 from governance.screening.service import forget_configurations
+from judging import cache as verdict_cache
 
 # Draft versions live above this; real versions count up from 1 and never get here.
 DRAFT_VERSIONS = 2 ** 52
@@ -36,7 +37,8 @@ def draft_policy(document, *, prune: bool = True):
     Raises PolicyInvalid (nothing written) when the draft has errors.
     """
     try:
-        with transaction.atomic():
+        # Verdicts the draft's judges give are kept, though the draft is rolled back: written after it.
+        with verdict_cache.holding_writes(), transaction.atomic():
             report = import_policy(document, prune=prune)
             draft_version = DRAFT_VERSIONS + secrets.randbelow(2 ** 40)
             if not PolicyVersion.objects.filter(pk=1).update(value=draft_version):

@@ -17,6 +17,7 @@ from governance.models import Batch, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.work import queue
+from governance.work import deliveries
 from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import (
@@ -146,8 +147,10 @@ def check_finished(batch_id) -> bool:
     if done and Batch.objects.filter(pk=batch_id).exclude(callback_url="").exists():
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # Eager Celery would deliver inside the request that finished the batch: a hanging host would hang it.
+            url = Batch.objects.filter(pk=batch_id).values_list("callback_url", flat=True).first() or ""
             deliver_in_background(f"batch {batch_id}", lambda: post_callback(batch_id),
-                                  lambda: give_up_callback(batch_id))
+                                  lambda: give_up_callback(batch_id), url=url,
+                                  due_again=lambda seconds: deliveries.due_again("batch", batch_id, seconds))
             return True
         try:
             celery_task(DELIVER_BATCH_CALLBACK).apply_async(args=[str(batch_id)],
@@ -162,21 +165,27 @@ def post_callback(batch_id) -> bool:
 
     True when delivered (or when nothing can be delivered: no batch, no URL, a host off the allow-list).
     """
+    if not deliveries.claim("batch", batch_id):
+        return True  # delivered already, given up, or another sender holds this try
     batch = Batch.objects.select_related("consumer").filter(pk=batch_id).first()
     if batch is None or not batch.callback_url:
         return True
     if not callback_allowed(batch.callback_url):
         _record(batch, "refused", _("The callback host is no longer on the allow-list."))
+        deliveries.settled("batch", batch.pk)
         return True
     secret = batch.consumer.callback_secret if batch.consumer_id else ""
+    headers = {"X-Gavel-Batch": str(batch.pk), deliveries.DELIVERY_HEADER: deliveries.delivery_id("batch", batch.pk)}
     delivered, error = send_callback(batch.callback_url, json.dumps(batch_json(batch)).encode("utf-8"),
-                                     {"X-Gavel-Batch": str(batch.pk)}, secret, what=f"batch {batch.pk}")
+                                     headers, secret, what=f"batch {batch.pk}")
     _record(batch, "delivered" if delivered else "failing", error)
+    if delivered:
+        deliveries.settled("batch", batch.pk)
     return delivered
 
 
 def give_up_callback(batch_id) -> None:
-    Batch.objects.filter(pk=batch_id).update(callback_status="failed")
+    Batch.objects.filter(pk=batch_id).update(callback_status="failed", callback_due_at=None)
 
 
 def _record(batch: Batch, status: str, error: str) -> None:

@@ -4,7 +4,8 @@ default, delivery off the request path.
 Every callback carries `X-Gavel-Signature: t=<unix seconds>,v1=<hex>`: HMAC-SHA256 with the
 consumer's callback secret over "<t>." + the raw body (docs/tasks.md shows a receiver's check).
 With eager Celery (no broker) a delivery would run inside the request that finished the task, so
-it is handed to one background thread of this process instead, with the same retries and backoff.
+it is handed to a background thread of this process instead, with the same retries and backoff:
+one thread per callback host, so a host that hangs delays only its own callbacks.
 """
 from __future__ import annotations
 
@@ -117,59 +118,87 @@ def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what:
     return False, (_("The callback host answered HTTP %(code)s.") % {"code": code} if detailed else generic)
 
 
-# --- eager mode: one background thread per process ---
-_jobs: queues.Queue = queues.Queue()
-_started = threading.Lock()
-_thread: threading.Thread | None = None
+# --- eager mode: one lane (a thread and its queue) per callback host ---
+# A host that hangs or fails holds only its own lane, its retries sleeping there: other hosts'
+# callbacks (other consumers') go on at once. An idle lane's thread ends after LANE_IDLE_SECONDS.
+LANE_IDLE_SECONDS = 30.0
+_lanes: dict[str, queues.Queue] = {}
+_lanes_lock = threading.Lock()
+_pending = 0
+_pending_changed = threading.Condition(_lanes_lock)
 
 
-def deliver_in_background(what: str, post, give_up) -> None:
-    """Queue one delivery for this process's callback thread: `post()` is one attempt (True when
-    delivered), retried with backoff; `give_up()` records that every attempt failed. `what` names
-    the task or batch in the log."""
-    _queue_job((what, post, give_up))
+def deliver_in_background(what: str, post, give_up, *, url: str = "", due_again=None) -> None:
+    """Queue one delivery on the lane of its callback host: `post()` is one attempt (True when
+    delivered), retried with backoff; `due_again(seconds)` records when the next attempt is due (so the
+    sweep leaves it alone meanwhile); `give_up()` records that every attempt failed. `what` names the
+    task or batch in the log."""
+    global _pending
+    key = lane_key(url)
+    with _lanes_lock:
+        _pending += 1
+        lane = _lanes.get(key)
+        if lane is None:
+            lane = _lanes[key] = queues.Queue()
+            threading.Thread(target=_work, args=(key, lane), name=f"gavel-callbacks-{key}", daemon=True).start()
+        lane.put((what, post, give_up, due_again))
 
 
-def _queue_job(job: tuple) -> None:
-    global _thread
-    with _started:
-        if _thread is None or not _thread.is_alive():
-            _thread = threading.Thread(target=_work, name="gavel-callbacks", daemon=True)
-            _thread.start()
-    _jobs.put(job)
+def lane_key(url: str) -> str:
+    parts = urlsplit(url or "")
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    return f"{(parts.hostname or '').lower()}:{port or ''}"
 
 
 def wait_until_idle(timeout: float = 30.0) -> bool:
     """Whether every queued delivery has finished within `timeout` seconds (tests, a clean shutdown)."""
     deadline = time.monotonic() + timeout
-    while _jobs.unfinished_tasks:
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
+    with _pending_changed:
+        while _pending:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return False
+            _pending_changed.wait(min(left, 0.1))
     return True
 
 
-def deliver_with_retries(post, give_up) -> bool:
+def deliver_with_retries(post, give_up, due_again=None) -> bool:
     attempts = max(settings.GAVEL_CALLBACK_MAX_ATTEMPTS, 1)
     for attempt in range(attempts):
         if post():
             return True
         if attempt + 1 < attempts:
-            time.sleep(settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt))
+            countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** attempt)
+            if due_again is not None:
+                due_again(countdown)
+            time.sleep(countdown)
     give_up()
     return False
 
 
-def _work() -> None:
+def _work(key: str, lane: queues.Queue) -> None:
+    global _pending
     from django.db import close_old_connections, connection
 
     while True:
-        what, post, give_up = _jobs.get()
+        try:
+            what, post, give_up, due_again = lane.get(timeout=LANE_IDLE_SECONDS)
+        except queues.Empty:
+            with _lanes_lock:
+                if lane.empty():
+                    del _lanes[key]
+                    return
+            continue
         try:
             close_old_connections()
-            deliver_with_retries(post, give_up)
-        except Exception:  # noqa: BLE001 - one failing delivery must not stop the thread
+            deliver_with_retries(post, give_up, due_again)
+        except Exception:  # noqa: BLE001 - one failing delivery must not stop the lane
             logger.exception("callback of %s could not be delivered", what)
         finally:
             connection.close()
-            _jobs.task_done()
+            with _pending_changed:
+                _pending -= 1
+                _pending_changed.notify_all()

@@ -32,6 +32,7 @@ from governance.models import Provider, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.screening.pipeline import CallFacts, write_events
+from governance.work import deliveries
 from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import DELIVER_CALLBACK, RUN_TASK, celery_task
@@ -442,35 +443,43 @@ def notify(task_id, *, task: Task | None = None) -> None:
         task = Task.objects.filter(pk=task_id).only("callback_url", "status").first()
     if task is None or not task.callback_url or task.status not in CALLBACK_STATUSES:
         return
+    # The row first: if the message below is lost, the callback sweep sends it (governance/work/deliveries.py).
+    deliveries.opened("task", task_id)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
         status = task.status
         deliver_in_background(f"task {task_id}", lambda: post_callback(task_id, status),
-                              lambda: give_up_callback(task_id))
+                              lambda: give_up_callback(task_id), url=task.callback_url,
+                              due_again=lambda seconds: deliveries.due_again("task", task_id, seconds))
         return
     try:
         celery_task(DELIVER_CALLBACK).apply_async(args=[str(task_id), task.status],
                                                   queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
-        logger.warning("could not queue the callback of task %s", task_id, exc_info=True)
+        logger.warning("could not queue the callback of task %s (the sweep sends it)", task_id, exc_info=True)
 
 
 def post_callback(task_id, status: str) -> bool:
     """POST the task JSON, signed, to its callback URL once; record the attempt. True when delivered."""
+    if not deliveries.claim("task", task_id):
+        return True  # delivered already, given up, or another sender holds this try (docs/tasks.md)
     task = Task.objects.select_related("reviewed_by", "consumer").filter(pk=task_id).first()
     if task is None or not task.callback_url:
         return True
     if not callback_allowed(task.callback_url):
         _record_callback(task, "refused", _("The callback host is no longer on the allow-list."))
+        deliveries.settled("task", task.pk)
         logger.warning("callback of task %s to %s refused: host not allowed", task.pk,
                        urlsplit(task.callback_url).hostname or "?")
         return True  # nothing a retry can change
     payload = json.dumps(task_json(task)).encode("utf-8")
     secret = task.consumer.callback_secret if task.consumer_id else ""
-    delivered, error = send_callback(task.callback_url, payload,
-                                     {"X-Gavel-Task": str(task.pk), "X-Gavel-Task-Status": status}, secret,
-                                     what=f"task {task.pk}")
+    headers = {"X-Gavel-Task": str(task.pk), "X-Gavel-Task-Status": status,
+               deliveries.DELIVERY_HEADER: deliveries.delivery_id("task", task.pk, status)}
+    delivered, error = send_callback(task.callback_url, payload, headers, secret, what=f"task {task.pk}")
     _record_callback(task, "delivered" if delivered else "failing", error)
+    if delivered:
+        deliveries.settled("task", task.pk)
     return delivered
 
 
@@ -480,7 +489,7 @@ def _record_callback(task: Task, status: str, error: str) -> None:
 
 
 def give_up_callback(task_id) -> None:
-    Task.objects.filter(pk=task_id).update(callback_status="failed")
+    Task.objects.filter(pk=task_id).update(callback_status="failed", callback_due_at=None)
 
 
 # --- recovery and retention ---
@@ -497,9 +506,17 @@ def sweep(*, now=None, grace_seconds: int | None = None) -> int:
         Q(status=Status.QUEUED, next_attempt_at__isnull=True, updated__lt=now - grace)
         | Q(status=Status.QUEUED, next_attempt_at__lt=now - grace)
         | Q(status=Status.RUNNING, lease_until__lt=now)
-    ).values_list("pk", flat=True)[:1000]
-    ids = list(stale)
-    for task_id in ids:
+    ).values_list("pk", "status", "next_attempt_at")[:1000]
+    ids = []
+    for task_id, status, next_attempt_at in stale:
+        if status == Status.QUEUED:
+            # Mark it sent again (one conditional UPDATE: of two sweeps at once only one sends), so
+            # the next sweeps leave it alone for a grace period instead of piling up copies behind it.
+            field = "next_attempt_at" if next_attempt_at else "updated"
+            if not Task.objects.filter(pk=task_id, status=Status.QUEUED,
+                                       **{f"{field}__lt": now - grace}).update(**{field: now}):
+                continue
+        ids.append(task_id)
         enqueue(task_id)
     if ids:
         logger.info("sweep sent %d task(s) again", len(ids))

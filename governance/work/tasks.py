@@ -11,7 +11,7 @@ from django.conf import settings
 from governance.celery import app
 from governance.models import Task
 from governance.screening.service import purge_governance
-from governance.work import batches, queue
+from governance.work import batches, deliveries, queue
 
 logger = logging.getLogger("gavel.tasks")
 
@@ -82,7 +82,9 @@ def deliver_batch_callback(self, batch_id: str) -> bool:
         return False
     if settings.CELERY_TASK_ALWAYS_EAGER:
         return deliver_batch_callback.apply(args=[batch_id], retries=self.request.retries + 1).get()
-    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
+    countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries)
+    deliveries.due_again("batch", batch_id, countdown)
+    raise self.retry(countdown=countdown)
 
 
 @app.task(name="governance.deliver_callback", bind=True, acks_late=True, ignore_result=True,
@@ -97,13 +99,31 @@ def deliver_callback(self, task_id: str, status: str) -> bool:
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager (the embedded default) cannot wait between attempts without blocking the request.
         return deliver_callback.apply(args=[task_id, status], retries=self.request.retries + 1).get()
-    raise self.retry(countdown=settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries))
+    countdown = settings.GAVEL_CALLBACK_RETRY_BASE_SECONDS * (2 ** self.request.retries)
+    deliveries.due_again("task", task_id, countdown)
+    raise self.retry(countdown=countdown)
 
 
 @app.task(name="governance.sweep_tasks", ignore_result=True)
 def sweep_tasks() -> int:
     """Send again the tasks whose message may be lost (celery beat runs it every minute)."""
     return queue.sweep()
+
+
+@app.task(name="governance.sweep_callbacks", ignore_result=True)
+def sweep_callbacks() -> int:
+    """Send again the callbacks whose message may be lost (celery beat; governance/work/deliveries.py)."""
+    for batch_id in deliveries.unfinished_batches():
+        batches.check_finished(batch_id)
+    lost = deliveries.lost_task_callbacks()
+    for task_id, status in lost:
+        deliver_callback.apply_async(args=[task_id, status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    lost_batches = deliveries.lost_batch_callbacks()
+    for batch_id in lost_batches:
+        deliver_batch_callback.apply_async(args=[batch_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+    if lost or lost_batches:
+        logger.info("callback sweep sent %d task and %d batch callback(s) again", len(lost), len(lost_batches))
+    return len(lost) + len(lost_batches)
 
 
 @app.task(name="governance.purge_task_contents", ignore_result=True)

@@ -1,7 +1,7 @@
 """The verdict cache (SPEC §12.4): judges in a policy test go through litellm to the test provider once;
 the same test again asks none; one changed rule line asks again. Live screenings only when allowed."""
 import pytest
-from django.core.cache import cache
+from django.core.cache import caches
 
 from governance.models import PolicyExample
 from governance.policy import release
@@ -64,7 +64,7 @@ def test_a_cached_verdict_is_marked_in_checks_and_events_and_the_cache_holds_no_
     event = next(e for e in screening.events if e["check_name"] == "rules_judge")
     assert event["detail"]["judges"] == [{"judge": "judge", "choice": "deny", "rules": [2], "cached": True}]
     key = verdict_cache.key_for(judge, rule_set_for(example_configuration(example)), TEXT, 0.9)
-    stored = repr(cache.get(key))
+    stored = repr(caches["verdicts"].get(key))
     assert "deny" in stored
     assert not any(word in stored for word in [*UNIQUE_WORDS, PASSAGE])
 

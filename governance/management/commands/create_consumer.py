@@ -38,8 +38,12 @@ class Command(BaseCommand):
         parser.add_argument("--rotate-secret", action="store_true",
                             help="give the existing consumer NAME a new callback secret and print it once "
                                  "(the old one stops verifying at once)")
+        parser.add_argument("--new-token", action="store_true",
+                            help="when a consumer NAME exists already (the same command run again), give it these "
+                                 "grants and a new token instead of failing; its old token stops working")
 
-    def handle(self, *args, name, configurations, admin, throttle, kinds="", rotate_secret=False, **options):
+    def handle(self, *args, name, configurations, admin, throttle, kinds="", rotate_secret=False, new_token=False,
+               **options):
         if rotate_secret:
             return self.rotate(name)
         try:
@@ -59,18 +63,22 @@ class Command(BaseCommand):
         unknown = [i for i in identifiers if i not in found]
         if unknown:
             raise CommandError(f"Unknown configuration: {', '.join(unknown)}")
-        if Consumer.objects.filter(name=name).exists():
-            raise CommandError(f"A consumer named {name} exists already; revoke_consumer it or choose another name.")
+        existing = Consumer.objects.filter(name=name).first()
+        if existing is not None and not new_token:
+            raise CommandError(f"A consumer named {name} exists already; revoke_consumer it, choose another name, "
+                               f"or add --new-token to give it a new token.")
 
         with transaction.atomic():
-            consumer = Consumer(name=name, is_admin=admin, throttle_rate=throttle,
-                                kinds=["completion", *(k for k in GRANTABLE_KINDS if k in granted_kinds)])
+            consumer = existing or Consumer(name=name)
+            consumer.is_admin, consumer.throttle_rate = admin, throttle
+            consumer.kinds = ["completion", *(k for k in GRANTABLE_KINDS if k in granted_kinds)]
             token = consumer.issue_token()
             consumer.save()
             consumer.configurations.set([found[i] for i in identifiers])
 
         kind = "administrator consumer" if admin else "consumer"
-        self.stdout.write(f"Created {kind} {name}, granted: {', '.join(identifiers) or '(no configuration)'}.")
+        done = "Gave a new token to" if existing is not None else "Created"
+        self.stdout.write(f"{done} {kind} {name}, granted: {', '.join(identifiers) or '(no configuration)'}.")
         self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
         extra = [k for k in consumer.kinds if k in GRANTABLE_KINDS]
         self.stdout.write(f"Kinds granted besides the free ones: {', '.join(extra) or 'none'}.")

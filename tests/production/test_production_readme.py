@@ -1,0 +1,189 @@
+"""The README's Production section works as written from a fresh clone (issue 25, findings 18 and 19;
+Must show 4), and the REST block can be pasted twice.
+
+The Production block runs line by line in one shell in a fresh copy of the checkout (as
+tests/test_readme.py copies it), on a database of its own that does not exist yet and this test's
+Redis databases; the only changes to it are those values and the port. Its long-running lines
+(gunicorn, worker, beat) run in the background; gunicorn must then serve a CSS file and the Swagger
+bundle (200), and `check --deploy` in the block must report no issue.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from tests.provider_server import unused_port
+from tests.test_readme import fresh_copy
+
+ROOT = Path(__file__).resolve().parents[2]
+FENCE = re.compile(r"^```(\w*)\n(.*?)^```", re.MULTILINE | re.DOTALL)
+LONG_RUNNING = ("gunicorn", "celery")
+
+
+def production_block() -> str:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    start = text.index("\n## Production")
+    end = text.find("\n## ", start + 1)
+    (block,) = [m.group(2) for m in FENCE.finditer(text, start, end) if m.group(1) == "sh"]
+    return block
+
+
+def clean_environment(folder: Path) -> dict:
+    """What a reader's shell has: PATH and HOME, nothing of this test run."""
+    return {"PATH": os.environ["PATH"], "HOME": os.environ.get("HOME", str(folder))}
+
+
+def get(url: str, **headers) -> tuple[int, bytes]:
+    request = urllib.request.Request(url, headers=headers)
+    try:
+        with urllib.request.urlopen(request, timeout=10) as response:
+            return response.status, response.read()
+    except urllib.error.HTTPError as exc:
+        return exc.code, exc.read()
+
+
+@pytest.fixture
+def postgres_server(db):
+    s = connection.settings_dict
+    if connection.vendor != "postgresql":
+        if os.environ.get("GAVEL_REQUIRE_SERVICES"):
+            pytest.fail("the Production section needs PostgreSQL (DATABASE_URL)")
+        pytest.skip("the Production section needs PostgreSQL (DATABASE_URL)")
+    return f"postgres://{s['USER']}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}"
+
+
+@pytest.fixture
+def fresh_clone(tmp_path):
+    folder = tmp_path / "gavel"
+    folder.mkdir()
+    fresh_copy(folder)
+    (folder / ".venv").unlink()
+    (folder / ".venv").symlink_to(Path(sys.prefix))  # the installed environment this test runs in
+    return folder
+
+
+def drop_database(server: str, name: str) -> None:  # noqa: ARG001 - the server the name is on
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"DROP DATABASE IF EXISTS {connection.ops.quote_name(name)} WITH (FORCE)")
+
+
+def test_the_production_block_works_as_written_from_a_fresh_clone(postgres_server, fresh_clone):
+    name = f"gavel_readme_{uuid.uuid4().hex[:8]}"
+    port = unused_port()
+    block = production_block()
+    redis = os.environ.get("GAVEL_README_REDIS", "redis://127.0.0.1:6379")
+    block = (block.replace("postgres://postgres@127.0.0.1:5432/gavel", f"{postgres_server}/{name}")
+             .replace("redis://127.0.0.1:6379/0", f"{redis}/4").replace("redis://127.0.0.1:6379/1", f"{redis}/5")
+             .replace("0.0.0.0:8000", f"127.0.0.1:{port}").replace("-w 4", "-w 2"))
+    assert f"{postgres_server}/{name}" in block and f"127.0.0.1:{port}" in block
+    script = ["set -euo pipefail"]
+    for line in block.splitlines():
+        command = line.split("#", 1)[0].rstrip()
+        if any(f"/{program} " in command for program in LONG_RUNNING):
+            script.append(f"{command} > {command.split()[0].rsplit('/', 1)[1]}-$$.log 2>&1 &")
+        else:
+            script.append(command)
+    script.append("wait")
+    shell = subprocess.Popen(["bash", "-c", "\n".join(script)], cwd=fresh_clone, env=clean_environment(fresh_clone),
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True)
+    base = f"http://127.0.0.1:{port}"
+    behind_proxy = {"Host": "gavel.example.org", "X-Forwarded-Proto": "https"}
+    try:
+        deadline = time.monotonic() + 240
+        while True:
+            if shell.poll() is not None:
+                pytest.fail(f"the block stopped:\n{shell.stdout.read()}")
+            try:
+                status, _ = get(f"{base}/healthz", Host="gavel.example.org")
+                if status == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "gunicorn did not answer /healthz"
+            time.sleep(0.5)
+        css, css_body = get(f"{base}/static/admin/css/base.css", **behind_proxy)
+        bundle, bundle_body = get(f"{base}/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js",
+                                  **behind_proxy)
+        docs, docs_body = get(f"{base}/api/v1/docs/", **behind_proxy)
+        wrong_host, wrong_body = get(f"{base}/healthz", Host="127.0.0.1")
+    finally:
+        os.killpg(shell.pid, signal.SIGTERM)
+        try:
+            output, _ = shell.communicate(timeout=20)
+        except subprocess.TimeoutExpired:
+            os.killpg(shell.pid, signal.SIGKILL)
+            output, _ = shell.communicate()
+        drop_database(postgres_server, name)
+    assert f"Created database {name}." in output, output
+    assert "System check identified no issues (0 silenced)." in output, output  # check --deploy, clean
+    assert css == 200 and b"body" in css_body
+    assert bundle == 200 and len(bundle_body) > 100_000
+    assert docs == 200 and b"swagger-ui-bundle.js" in docs_body
+    assert wrong_host == 400 and b"ALLOWED_HOSTS" in wrong_body
+
+
+def test_create_database_makes_it_once_and_then_says_it_exists(postgres_server):
+    name = f"gavel_created_{uuid.uuid4().hex[:8]}"
+    env = {**os.environ, "DATABASE_URL": f"{postgres_server}/{name}",
+           "SECRET_KEY": "create-database-test-" + "k" * 40}
+    env.pop("GAVEL_TESTING", None)
+    try:
+        runs = [subprocess.run([sys.executable, "manage.py", "create_database"], cwd=ROOT, env=env,
+                               capture_output=True, text=True, timeout=60) for _ in range(2)]
+    finally:
+        drop_database(postgres_server, name)
+    assert [r.returncode for r in runs] == [0, 0], runs
+    assert runs[0].stdout.strip() == f"Created database {name}."
+    assert runs[1].stdout.strip() == f"Database {name} exists already."
+
+
+@pytest.mark.django_db
+def test_a_wrong_host_is_explained_on_healthz_and_in_the_log(client, settings, caplog):
+    settings.ALLOWED_HOSTS = ["gavel.example.org"]
+    response = client.get("/healthz", HTTP_HOST="127.0.0.1:8000")
+    assert response.status_code == 400
+    message = response.json()["error"]["message"]
+    assert "'127.0.0.1:8000' is not in ALLOWED_HOSTS" in message
+    assert any("not in ALLOWED_HOSTS" in record.getMessage() and "gavel.example.org" in record.getMessage()
+               for record in caplog.records)
+    page = client.get("/admin/", HTTP_HOST="127.0.0.1:8000")
+    assert page.status_code == 400 and b"ALLOWED_HOSTS" in page.content and b"<script" not in page.content
+
+
+@pytest.mark.django_db
+def test_the_rest_block_can_be_pasted_twice(configuration):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    from governance.models import Consumer
+
+    tokens = []
+    for _ in range(2):
+        out = StringIO()
+        call_command("create_consumer", "my-app", "--configurations", "newsroom", "--new-token", stdout=out)
+        tokens.append(out.getvalue().splitlines()[-1])
+    consumer = Consumer.objects.get(name="my-app")
+    assert tokens[0] != tokens[1] and all(token.startswith(Consumer.TOKEN_PREFIX) for token in tokens)
+    assert Consumer.objects.filter(name="my-app").count() == 1
+    assert consumer.token_hash == Consumer.hash_token(tokens[1]) != Consumer.hash_token(tokens[0])
+
+
+def test_no_readme_example_hard_codes_the_address_and_policy_docs_use_the_venv():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    blocks = [m.group(2) for m in FENCE.finditer(readme) if m.group(1) in ("sh", "python")]
+    hard_coded = [line for block in blocks[1:] for line in block.splitlines()
+                  if "127.0.0.1:8000" in line and not line.startswith("export GAVEL=")]
+    assert hard_coded == []
+    policy = (ROOT / "docs" / "policy.md").read_text(encoding="utf-8")
+    assert not re.search(r"(?<![/\w])python manage\.py", policy)
