@@ -4,7 +4,8 @@
 Run: .venv/bin/python benchmarks/gateway.py [--requests N]   (prints three tables; a few minutes)
 
 The third table (benchmarks/protocols.py) is the time Gavel adds per call in each protocol, Responses
-beside Chat Completions, plain and as a held stream.
+and Anthropic Messages beside Chat Completions, plain and as a held stream, with its ratio to Chat
+Completions'.
 
 Both endpoints run in-process (Django test client, a fresh in-memory SQLite database) on the same configuration,
 messages and answer, interleaved request by request (which goes first alternates). The provider answers

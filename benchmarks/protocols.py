@@ -1,5 +1,7 @@
 """The time Gavel adds per call in each protocol it speaks, beside Chat Completions (issue 26): one
-row per protocol, plain and as a held stream, in-process with a provider that answers instantly.
+row per protocol (Chat Completions, Responses, Anthropic Messages), plain and as a held stream, in-process
+with a provider that answers instantly, so a call's whole time is the time Gavel adds; the ratio is that
+time over Chat Completions' (wall and this thread's CPU).
 
 Used by benchmarks/gateway.py (which prints it after its own tables). A protocol joins with one entry
 of PROTOCOLS: its path and the body of the same call. Target: each adds at most 1.2× what Chat
@@ -24,8 +26,18 @@ def _responses(model, messages, stream):
                                     "stream": stream}
 
 
+def _messages(model, messages, stream):
+    system = [m["content"] for m in messages if m["role"] == "system"]
+    turns = [{"role": m["role"], "content": [{"type": "text", "text": m["content"]}]}
+             for m in messages if m["role"] != "system"]
+    body = {"model": model, "max_tokens": 300, "messages": turns, "stream": stream}
+    if system:
+        body["system"] = "\n".join(system)
+    return "/anthropic/v1/messages", body
+
+
 # (name, body builder); the first is the baseline.
-PROTOCOLS = (("chat completions", _chat), ("responses", _responses))
+PROTOCOLS = (("chat completions", _chat), ("responses", _responses), ("anthropic messages", _messages))
 
 
 def by_protocol(client, timed, model: str, messages: list, requests: int) -> list[tuple]:
@@ -59,7 +71,8 @@ def by_protocol(client, timed, model: str, messages: list, requests: int) -> lis
 
 
 def print_rows(rows: list[tuple], requests: int) -> None:
-    print(f"Time Gavel adds per call by protocol (provider answering instantly, a term list holding streams), "
+    print(f"Time Gavel adds per call by protocol, ratio to Chat Completions (provider answering instantly, "
+          f"a term list holding streams), "
           f"{requests} rounds")
     print(f"{'protocol':<20}{'call':<13}{'ms':>9}{'CPU ms':>9}{'ratio':>8}{'CPU ratio':>11}   target ≤ {TARGET_RATIO}×")
     for name, call, wall, cpu, ratio, cpu_ratio in rows:

@@ -1,4 +1,5 @@
-"""Node clients against a live Gavel (SPEC §11.6): the `openai` npm package's responses.create and
+"""Node clients against a live Gavel (SPEC §11.5, §11.6): the `openai` npm package's responses.create and
+chat.completions.runTools (its Chat Completions tool helper), and
 Vercel's AI SDK in its default mode (`createOpenAI({baseURL})(model)`: the Responses API). The
 scripts are tests/protocols/node/*.mjs; their packages are installed from the npm registry into
 tests/protocols/node/node_modules by .ci/run (`npm ci --prefix tests/protocols/node`). Skipped only
@@ -79,3 +80,25 @@ def test_the_ai_sdk_default_model_generates_and_streams_with_a_tool(run_node, pr
     assert "Say customer." in blocked["text"] and "harbour woke" not in json.dumps(blocked)
     assert seen["blockedStream"]["finishReason"] == "content-filter"
     assert "Say customer." in seen["blockedStream"]["text"] and "harbour woke" not in seen["blockedStream"]["text"]
+
+
+def test_the_openai_npm_package_run_tools_calls_the_function_through_gavel(run_node, provider_server):
+    provider_server.script([WEATHER_CALL, {"text": "It is sunny in Kiel."}, WEATHER_CALL,
+                            {"text": "It is sunny in Kiel."}, BLOCKED, BLOCKED])
+    seen = run_node("openai_run_tools.mjs")
+    assert seen["plain"] == {"answer": "It is sunny in Kiel.", "calls": ["Kiel"], "turns": 2, "outcome": "allowed"}
+    assert seen["stream"] == {"answer": "It is sunny in Kiel.", "deltas": "It is sunny in Kiel.", "calls": ["Kiel"]}
+    assert all(request.path.endswith("/chat/completions") for request in provider_server.chat_requests)
+    # The helper appended the assistant's tool call and its function's result; both reached the provider.
+    for turn in (1, 3):
+        messages = provider_server.chat_requests[turn].body["messages"]
+        assert messages[-1] == {"role": "tool", "tool_call_id": "call_1", "content": "Sunny in Kiel, 21 °C."}
+        assert messages[-2]["tool_calls"][0]["function"]["name"] == "get_weather"
+    # A block ends the loop with the helper's ContentFilterFinishReasonError (no text in it, no event of that
+    # turn); the message is in the body the app kept through the client's `fetch` option. No call, no text.
+    for blocked in (seen["blocked"], seen["blockedStream"]):
+        assert blocked["error"] == "ContentFilterFinishReasonError"
+        assert "Say customer." in blocked["refusal"] and "Say customer." in blocked["gavel"]
+        assert "harbour woke" not in json.dumps(blocked)
+    assert seen["blocked"]["finishReason"] == "content_filter" and seen["blocked"]["content"] is None
+    assert seen["blockedStream"]["events"] == "" and seen["blockedStream"]["content"] == ""
