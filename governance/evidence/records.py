@@ -96,6 +96,13 @@ def record_review(task: Task) -> None:
            actor=_task_actor(task), text=task.edited_text if task.edited else task.answer, task=task, review=review)
 
 
+def withdraw_review(task: Task) -> int:
+    """An editor undid an accept within the undo window: the review it recorded did not stand, so its
+    evidence record goes (the record of the delivered answer stays). Returns how many were removed."""
+    removed, _ = EvidenceRecord.objects.filter(task=task, review_decision=EvidenceRecord.Review.ACCEPTED).delete()
+    return removed
+
+
 def record_rejection(task: Task) -> None:
     """A task an editor rejected: nothing is delivered, so no evidence; counted for /metrics."""
     metrics.REVIEWS.labels("rejected").inc()

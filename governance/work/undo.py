@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import Conflict
+from governance.evidence.records import withdraw_review
 from governance.models import Task
 from governance.screening.pipeline import write_events
 from governance.work.queue import notify
@@ -36,6 +37,8 @@ def undo_review(task: Task, *, user) -> Task:
             raise Conflict(_("This review can no longer be undone (the task is %(status)s).")
                            % {"status": task.get_status_display()}, code="not_undoable")
         undone = current.review_decision
+        if undone == "accepted":
+            withdraw_review(current)  # evidence says only what stands: the accept was undone
         back = Status.BLOCKED if current.outcome == "blocked" else Status.READY
         Task.objects.filter(pk=task.pk).update(status=back, review_decision="", reviewed_by=None, reviewed_at=None,
                                                updated=timezone.now())

@@ -18,6 +18,7 @@ from rest_framework.test import APIClient
 from governance.evidence import export, hashing
 from governance.models import EvidenceRecord, Task
 from governance.work import editors
+from governance.work.undo import undo_review
 from tests.governance.test_tasks_api import eager, submit, task_body  # noqa: F401  (fixtures)
 
 LONG = ("The new planning tool finds a free hour for the whole team, books a room that fits and sends the "
@@ -116,6 +117,17 @@ def test_an_accepted_task_without_an_edit_records_the_review(api, admin_api, sub
     review = verify(admin_api, LONG)["records"]
     assert sorted(bool(r["review"]) for r in review) == [False, True]
     assert [r["review"]["edited"] for r in review if r["review"]] == [False]
+
+
+def test_an_undone_accept_leaves_no_review_in_the_evidence(api, admin_api, submit, eager, provider_server):
+    """An accept undone within the undo window did not stand: verify names no review for the text."""
+    provider_server.set_default({"text": LONG})
+    editor = get_user_model().objects.create_user("erika")
+    task = Task.objects.get(pk=submit(task_body()).json()["id"])
+    editors.accept(task, user=editor)
+    undo_review(task, user=editor)
+    review = verify(admin_api, LONG)["records"]
+    assert [bool(r["review"]) for r in review] == [False]  # the delivered answer's record stays
 
 
 def test_a_blocked_task_is_not_delivered_and_has_no_evidence(api, admin_api, submit, eager, provider_server,
