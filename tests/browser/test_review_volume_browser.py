@@ -379,13 +379,13 @@ def test_the_admin_in_german_picker_mode_help_and_the_review_switch_after_switch
         expect(page.locator("#id_configurations_remove_all")).to_have_text("Alle Konfigurationen entfernen")
         expect(page.locator("body")).not_to_contain_text("Choose")
         help_text = page.locator("#id_mode_helptext")
-        expect(help_text).to_contain_text("„sperren“ stoppt einen Text")
+        expect(help_text).to_contain_text("„stoppen“ stoppt einen Text")
         expect(help_text).not_to_contain_text("block")
         shoot(page, screenshots, "admin-picker-de")
 
         page.goto(f"{live_server.url}/admin/governance/configuration/")
         page.get_by_role("link", name="newsroom-desk", exact=True).click()
-        expect(page.locator("#id_rule_mode_helptext")).to_contain_text("„aus“: Regeln werden nicht geprüft.")
+        expect(page.locator("#id_rule_mode_helptext")).to_contain_text("„aus“: Regeln werden nicht überprüft.")
         expect(page.locator("#id_rule_mode_helptext")).not_to_contain_text("report")
         shoot(page, screenshots, "admin-mode-help-de")
 

@@ -201,7 +201,7 @@ def test_the_page_follows_the_editors_language(editor, hinted_task):
     html = editor.get(detail_url(hinted_task), HTTP_ACCEPT_LANGUAGE="de").content.decode()
     assert '<html lang="de"' in html
     assert "Annehmen" in html and "Ablehnen" in html
-    assert "Nicht geprüft: der Prüfer hat nicht rechtzeitig geantwortet" in html
+    assert "Nicht überprüft: der Prüfer hat nicht rechtzeitig geantwortet" in html
     assert "Regel 2" in html
 
 

@@ -166,7 +166,7 @@ def two_lists(configuration):
 
 @pytest.mark.parametrize("language, stopped", [
     ("en", "(report mode: this list did not stop the text; another check did)"),
-    ("de", "(Berichtsmodus: Nicht diese Liste hat den Text gestoppt, sondern eine andere Prüfung.)"),
+    ("de", "(Berichtsmodus: Nicht diese Liste hat den Text gestoppt, sondern ein anderer Prüfschritt.)"),
 ])
 def test_a_report_hint_in_a_blocked_response_does_not_say_the_text_was_delivered(api, two_lists, language,
                                                                                  stopped):

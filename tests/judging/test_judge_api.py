@@ -143,12 +143,12 @@ def test_block_messages_are_in_the_readers_language(api, ruled, provider_server)
 def test_a_not_checked_hint_is_in_the_readers_language(api, ruled, provider_server):
     provider_server.script([{"for_model": JUDGE_MODEL, "status": 503}])
     hint = screen(api, language_header="de")["hints"][0]
-    assert hint["message"] == "Die Regeln von newsroom wurden nicht geprüft: der Prüfer war nicht erreichbar."
+    assert hint["message"] == "Die Regeln von newsroom wurden nicht überprüft: der Prüfer war nicht erreichbar."
     set_rules(ruled, "block")
     provider_server.script([{"for_model": JUDGE_MODEL, "text": "kein JSON"}])
     block = screen(api, language_header="de")["block"]
-    assert block["message"] == ("Die Regeln von newsroom konnten nicht geprüft werden (die Antwort des Prüfers war "
-                                "nicht verwertbar), deshalb wurde der Text angehalten.")
+    assert block["message"] == ("Die Regeln von newsroom konnten nicht überprüft werden (die Antwort des Prüfers war "
+                                "nicht verwertbar), deshalb wurde der Text gestoppt.")
 
 
 # --- §4 / §6.3: every failed check is a "not checked" hint in report, a block in block ---
@@ -318,8 +318,8 @@ def test_a_text_forging_a_marker_is_stopped_in_block_mode(api, ruled, provider_s
     assert judge_requests(provider_server) == []
     assert body["outcome"] == "blocked" and "text" not in body
     assert body["block"]["message"] == (
-        "Die Regeln von newsroom konnten nicht geprüft werden (der Text ahmt die Markierungen nach, die ihn von "
-        "den Anweisungen an den Prüfer trennen), deshalb wurde der Text angehalten.")
+        "Die Regeln von newsroom konnten nicht überprüft werden (der Text ahmt die Markierungen nach, die ihn von "
+        "den Anweisungen an den Prüfer trennen), deshalb wurde der Text gestoppt.")
     assert rules_check(body) == {"check": "rules_judge", "result": "blocked", "reason": "injection"}
 
 
