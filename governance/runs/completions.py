@@ -210,7 +210,7 @@ def planned_steps(call: PreparedCall, opened):
 
 def stream_steps(call: PreparedCall, opened=None, facts=None):
     """Yield (event name, data) of one streamed completion, `done` always last: one run for
-    every wire format (Gavel's SSE here, OpenAI chunks in governance/openai)."""
+    every wire format (Gavel's SSE here, OpenAI chunks in governance/protocols/openai_chat)."""
     from judging.llm import ProviderError
 
     handle, iterator, first, served, day = opened or open_stream(call)
