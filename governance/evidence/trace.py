@@ -22,6 +22,18 @@ def task_id_prefix(term: str) -> str | None:
     return digits if re.fullmatch(r"[0-9a-f]{8,32}", digits) else None
 
 
+def dashed(digits: str) -> str:
+    """A prefix of hex digits in a UUID's text form (8-4-4-4-12): PostgreSQL compares the dashed text of its
+    native uuid; Django strips the dashes again on a database that stores the 32 digits (SQLite)."""
+    cuts, parts, at = (8, 4, 4, 4, 12), [], 0
+    for size in cuts:
+        if at >= len(digits):
+            break
+        parts.append(digits[at:at + size])
+        at += size
+    return "-".join(parts)
+
+
 def events_of(tasks) -> Q:
     """The events of these tasks: their screenings' events (the generation's, and an accepted edit's, which
     the review event names), and every event that names one of them in its facts."""
@@ -38,7 +50,7 @@ def event_search(term: str) -> Q | None:
     digits = task_id_prefix(term)
     if digits is None:
         return None
-    tasks = Task.objects.filter(id__startswith=digits).only("id", "correlation_id")[:MAX_TASKS]
+    tasks = Task.objects.filter(id__startswith=dashed(digits)).only("id", "correlation_id")[:MAX_TASKS]
     return events_of(tasks) if tasks else None
 
 
