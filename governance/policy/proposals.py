@@ -20,7 +20,7 @@ from django.utils.translation import gettext as _
 from governance.errors import Conflict as ConflictError
 from governance.errors import NotGranted, UnknownRecord
 from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment, PolicyVersion
-from governance.policy import export_policy
+from governance.policy import export_policy, format
 from governance.policy.drafts import draft_policy
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.release import ExamplesRegressed, apply_release
@@ -145,6 +145,32 @@ def find_record(document: dict, section: str, name: str) -> dict | None:
     return next((r for r in (document.get(section) or ()) if r.get(key) == name), None)
 
 
+# The keys of each section's records, and of their nested mappings, in the policy file's order.
+RECORD_KEYS = {"providers": format.PROVIDER_KEYS, "configurations": format.CONFIGURATION_KEYS,
+               "snippets": format.SNIPPET_KEYS, "term_lists": format.TERM_LIST_KEYS,
+               "pattern_rules": format.PATTERN_RULE_KEYS, "examples": format.EXAMPLE_KEYS}
+NESTED_KEYS = {"budget": format.BUDGET_KEYS, "rules": format.RULES_KEYS, "expect": format.EXPECT_KEYS}
+
+
+def _in_order(mapping: dict, keys: tuple) -> dict:
+    return {**{k: mapping[k] for k in keys if k in mapping}, **{k: v for k, v in mapping.items() if k not in keys}}
+
+
+def in_file_order(section: str, record: dict) -> dict:
+    """The record with its keys in the policy file's order (a database's JSON may keep them sorted)."""
+    ordered = _in_order(record, RECORD_KEYS[section])
+    for key, keys in NESTED_KEYS.items():
+        if isinstance(ordered.get(key), dict):
+            ordered[key] = _in_order(ordered[key], keys)
+    expect = ordered.get("expect") if section == "examples" else None
+    if isinstance(expect, dict):
+        for member in ("findings", "absent"):
+            if isinstance(expect.get(member), list):
+                expect[member] = [_in_order(f, format.FINDING_KEYS) if isinstance(f, dict) else f
+                                  for f in expect[member]]
+    return ordered
+
+
 def _put_record(document: dict, section: str, name: str, record: dict | None) -> None:
     key = NAME_KEYS[section]
     records = list(document.get(section) or ())
@@ -153,9 +179,9 @@ def _put_record(document: dict, section: str, name: str, record: dict | None) ->
         if index is not None:
             del records[index]
     elif index is None:
-        records.append(copy.deepcopy(record))
+        records.append(in_file_order(section, copy.deepcopy(record)))
     else:
-        records[index] = copy.deepcopy(record)
+        records[index] = in_file_order(section, copy.deepcopy(record))
     document[section] = records
 
 

@@ -181,3 +181,17 @@ def test_restore_makes_a_draft_that_removes_what_the_old_version_lacked(provider
 
 def test_every_section_has_a_name_key():
     assert set(NAME_KEYS) == set(proposals.SECTIONS)
+
+
+def test_a_record_read_back_with_sorted_keys_is_put_in_the_files_order(provider):
+    """PostgreSQL's JSON keeps keys sorted: the draft's document (and its diff) must not depend on it."""
+    live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    record = term_list(None, forbidden=["Rabatt*", "Skonto"])
+    example = dict(policy.export_policy()["examples"][0], note="why")
+    proposals.record_change(draft, "term_lists", "Brand words", dict(sorted(record.items())))
+    proposals.record_change(draft, "examples", example["name"], dict(sorted(example.items())))
+    document, _ = proposals.draft_document(draft)
+    assert list(document["term_lists"][0]) == list(policy.TERM_LIST_KEYS)
+    assert list(document["examples"][0]) == list(policy.EXAMPLE_KEYS)
+    assert list(document["examples"][0]["expect"]) == [k for k in policy.EXPECT_KEYS if k in example["expect"]]
