@@ -151,3 +151,26 @@ def test_policy_draft_restore_and_list(provider, django_capture_on_commit_callba
     assert f"{out['draft']['id']:>6}  open" in command("policy_draft", "--list")
     with pytest.raises(CommandError):
         call_command("policy_draft", "424242", stdout=StringIO())
+
+
+def test_the_operator_submits_schedules_and_publishes_from_the_command_line(
+        provider, tmp_path, django_capture_on_commit_callbacks):
+    document = live_policy(provider)
+    document["term_lists"][0]["forbidden"].append("harbour")  # stops the allowed example: a regression
+    path = tmp_path / "draft.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    command("import_policy", str(path), "--draft", "harbour")
+    draft = PolicyDraft.objects.get()
+    assert command("policy_draft", str(draft.pk), "--submit") == f"Draft {draft.pk} submitted.\n"
+    with pytest.raises(CommandError, match="plain-news-allowed"):
+        call_command("policy_draft", str(draft.pk), "--publish", stdout=StringIO())
+    with pytest.raises(CommandError, match="ISO time"):
+        call_command("policy_draft", str(draft.pk), "--publish-at", "tomorrowish", stdout=StringIO())
+    assert "publishes at" in command("policy_draft", str(draft.pk), "--publish-at", "now")
+    assert command("publish_due_drafts") == f"Draft {draft.pk} refused: examples_regressed.\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        out = command("policy_draft", str(draft.pk), "--publish", "--allow-regressions")
+    assert out == f"Draft {draft.pk} published as version {PolicyVersion.current()}.\n"
+    revision = PolicyRevision.objects.get(number=PolicyVersion.current())
+    assert (revision.author, revision.approver, revision.regressions_accepted) == (
+        "command:import_policy", "command:policy_draft", 1)
