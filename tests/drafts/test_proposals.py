@@ -195,3 +195,22 @@ def test_a_record_read_back_with_sorted_keys_is_put_in_the_files_order(provider)
     assert list(document["term_lists"][0]) == list(policy.TERM_LIST_KEYS)
     assert list(document["examples"][0]) == list(policy.EXAMPLE_KEYS)
     assert list(document["examples"][0]["expect"]) == [k for k in policy.EXPECT_KEYS if k in example["expect"]]
+
+
+def test_the_governance_log_reads_a_draft_event_as_a_sentence(provider):
+    from governance.screening.event_text import sentence
+
+    live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    event = GovernanceEvent.objects.get(decision="draft_created")
+    assert sentence(event) == (f"Policy draft opened by the policy release check; draft {draft.pk}, 0 change(s), "
+                               f"live version {PolicyVersion.current()}.")
+
+
+def test_celery_beat_publishes_due_drafts_every_sweep(settings):
+    from governance.celery import app
+    from governance.work import tasks  # noqa: F401 -- the worker imports it (autodiscovery)
+
+    schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert schedule["governance.publish_due_drafts"] == float(settings.GAVEL_SWEEP_INTERVAL_SECONDS)
+    assert "governance.publish_due_drafts" in app.tasks
