@@ -289,8 +289,18 @@ def resolve_conflict(draft: PolicyDraft, section: str, name: str, take: str) -> 
 
 def changes_touching(section: str, name: str) -> list[PolicyDraft]:
     """Open and submitted drafts that change this record (the admin's indicators)."""
-    return [d for d in PolicyDraft.objects.filter(status__in=LIVE_STATUSES).order_by("-updated_at", "-id")
-            if any((c["section"], c["name"]) == (section, name) for c in d.changes or ())]
+    return touched_records(section).get((section, name), [])
+
+
+def touched_records(section: str | None = None) -> dict[tuple[str, str], list[PolicyDraft]]:
+    """Every record open and submitted drafts change, (section, name) -> those drafts, newest first: one
+    query for a whole admin list."""
+    touched: dict[tuple[str, str], list[PolicyDraft]] = {}
+    for draft in PolicyDraft.objects.filter(status__in=LIVE_STATUSES).order_by("-updated_at", "-id"):
+        for change in draft.changes or ():
+            if section is None or change["section"] == section:
+                touched.setdefault((change["section"], change["name"]), []).append(draft)
+    return touched
 
 
 def draft_from_document(document, actor, *, title: str, prune: bool = False) -> tuple[PolicyDraft, bool]:

@@ -174,3 +174,21 @@ def test_the_operator_submits_schedules_and_publishes_from_the_command_line(
     revision = PolicyRevision.objects.get(number=PolicyVersion.current())
     assert (revision.author, revision.approver, revision.regressions_accepted) == (
         "command:import_policy", "command:policy_draft", 1)
+
+
+def test_a_conflict_is_resolved_from_the_command_line(provider, tmp_path):
+    document = live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    proposals.record_change(draft, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))
+    document["term_lists"][0]["forbidden"] = ["Rabatt*", "Gratis"]
+    from governance.policy import release
+
+    release.apply_release(document, actor="user:admin")
+    assert "CONFLICT term_lists:Brand words" in command("policy_draft", str(draft.pk), "--replay", "0")
+    with pytest.raises(CommandError, match="draft_conflicts|conflicts"):
+        call_command("policy_draft", str(draft.pk), "--publish", stdout=StringIO())
+    with pytest.raises(CommandError, match="SECTION:NAME"):
+        call_command("policy_draft", str(draft.pk), "--resolve", "Brand words", stdout=StringIO())
+    out = command("policy_draft", str(draft.pk), "--resolve", "term_lists:Brand words=draft", "--publish")
+    assert "resolved (draft)" in out and "published as version" in out
+    assert TermList.objects.get().forbidden.split() == ["Rabatt*", "Skonto"]

@@ -30,6 +30,8 @@ def test_a_change_lands_in_the_draft_and_the_live_policy_stays_as_it_is(provider
     assert PolicyVersion.current() == version and TermList.objects.get().forbidden == "Rabatt*"
     assert proposals.changes_touching("term_lists", "Brand words") == [draft]
     assert proposals.changes_touching("pattern_rules", "legal.no-guarantee") == []
+    assert proposals.touched_records() == {("term_lists", "Brand words"): [draft]}
+    assert proposals.touched_records("examples") == {}
     assert GovernanceEvent.objects.filter(decision="draft_created", actor="user:editor").count() == 1
 
 

@@ -38,6 +38,8 @@ class Command(BaseCommand):
         parser.add_argument("--counts-only", action="store_true",
                             help="the replay as counts, without task ids (what the API shows)")
         parser.add_argument("--submit", action="store_true", help="submit the open draft for approval")
+        parser.add_argument("--resolve", action="append", default=[], metavar="SECTION:NAME=draft|live",
+                            help="settle a conflict: keep the draft's record, or take the live one (repeatable)")
         parser.add_argument("--publish", action="store_true",
                             help="publish the draft now, through the release gate")
         parser.add_argument("--allow-regressions", action="store_true",
@@ -47,7 +49,7 @@ class Command(BaseCommand):
 
     def handle(self, *args, draft=None, list=False, restore=None, format="text", replay=DEFAULT_REPLAY,
                replay_hours=None, judges="skip", replay_judges=False, cost_cap=1.0, counts_only=False, submit=False,
-               publish=False, allow_regressions=False, publish_at=None, **options):
+               publish=False, allow_regressions=False, publish_at=None, resolve=(), **options):
         if list:
             for row in PolicyDraft.objects.order_by("-updated_at", "-id"):
                 self.stdout.write(f"{row.pk:>6}  {row.status:<9}  {row.author_label or '-':<24}  "
@@ -66,9 +68,9 @@ class Command(BaseCommand):
                 found = PolicyDraft.objects.filter(pk=draft).first()
                 if found is None:
                     raise CommandError(f"No draft {draft}.")
-                if submit or publish or publish_at:
+                if submit or publish or publish_at or resolve:
                     return self.act(found, submit=submit, publish=publish, allow_regressions=allow_regressions,
-                                    publish_at=publish_at)
+                                    publish_at=publish_at, resolve=resolve)
             report = draft_report(found, replay_tasks=replay, replay_hours=replay_hours, judges=judges,
                                   replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
                                   task_ids=not counts_only)
@@ -80,8 +82,16 @@ class Command(BaseCommand):
         for line in text_lines(report):
             self.stdout.write(line)
 
-    def act(self, draft: PolicyDraft, *, submit: bool, publish: bool, allow_regressions: bool, publish_at) -> None:
-        """Submit, schedule or publish, as the operator (`command:policy_draft`)."""
+    def act(self, draft: PolicyDraft, *, submit: bool, publish: bool, allow_regressions: bool, publish_at,
+            resolve=()) -> None:
+        """Resolve, submit, schedule or publish, as the operator (`command:policy_draft`)."""
+        for item in resolve:
+            record, _sep, take = item.rpartition("=")
+            section, _sep, name = record.partition(":")
+            if take not in ("draft", "live") or not section or not name:
+                raise CommandError(f"--resolve takes SECTION:NAME=draft or SECTION:NAME=live, not {item!r}.")
+            proposals.resolve_conflict(draft, section, name, take)
+            self.stdout.write(f"Draft {draft.pk}: {section}:{name} resolved ({take}).")
         if submit:
             proposals.submit(draft, ACTOR)
             self.stdout.write(f"Draft {draft.pk} submitted.")
