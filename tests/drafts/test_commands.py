@@ -61,6 +61,10 @@ def test_the_api_and_the_command_give_the_same_report_for_the_same_draft(provide
     from_command = json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay", "6",
                                       "--counts-only"))
     assert from_api == from_command
+    by_hours = client.get(f"/api/v1/policy/drafts/{draft.pk}?replay_hours=0.05&judges=cached").json()
+    assert by_hours == json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay-hours",
+                                          "0.05", "--judges", "cached", "--counts-only"))
+    assert by_hours["replay"]["window"] == {"hours": 0.05} and by_hours["replay"]["screened"] == 2  # 3 minutes
     assert from_api["replay"]["counts"] == {"allowed→blocked": 4}
     assert from_api["changes"] == [{"section": "term_lists", "name": "Brand words", "action": "change"},
                                    {"section": "examples", "name": "plain-news-allowed", "action": "remove"}]
