@@ -43,6 +43,8 @@ def test_import_policy_with_draft_makes_then_updates_a_draft_and_releases_nothin
     out = command("import_policy", str(draft_file), "--draft", "Skonto please")
     assert f"Draft {draft.pk} updated: 2 change(s)" in out and PolicyDraft.objects.count() == 1
     assert PolicyVersion.current() == version and TermList.objects.get().forbidden == "Rabatt*"
+    with pytest.raises(CommandError, match="releases nothing"):
+        call_command("import_policy", str(draft_file), "--draft", "x", "--dry-run", stdout=StringIO())
     draft_file.write_text(yaml.safe_dump({"configurations": [{"identifier": "x"}]}), encoding="utf-8")
     with pytest.raises(CommandError):
         call_command("import_policy", str(draft_file), "--draft", "broken", stdout=StringIO(), stderr=StringIO())
