@@ -13,6 +13,7 @@ import time
 from urllib.parse import urlsplit
 
 from opentelemetry import trace
+from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
 from governance.evidence import metrics
@@ -250,7 +251,7 @@ def _take_pending(correlation_id: str) -> list:
     mine = [call for call in calls if call[5] == correlation_id]
     for call in calls:
         if call[5] != correlation_id:
-            _emit_call(call, None)
+            _emit_call(call, Context())  # a trace of its own, whatever span is current
     return mine
 
 

@@ -331,6 +331,21 @@ def test_a_held_stream_is_a_run_span_with_its_model_call(api, configuration, pro
     assert call.attributes["gen_ai.usage.output_tokens"] > 0
 
 
+@pytest.mark.parametrize("path, body", [
+    ("/openai/v1/chat/completions", {"model": "newsroom", "messages": [{"role": "user", "content": "Write."}]}),
+    ("/openai/v1/responses", {"model": "newsroom", "input": "Write."}),
+    ("/anthropic/v1/messages", {"model": "newsroom", "max_tokens": 100,
+                                "messages": [{"role": "user", "content": "Write."}]}),
+])
+def test_every_protocol_puts_the_model_call_under_its_run(api, provider_server, spans, path, body):
+    provider_server.set_default({"text": LONG})
+    assert api.post(path, body, format="json").status_code == 200
+    finished = spans.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "apply_guardrail gavel"]
+    (call,) = [s for s in finished if s.name == "chat test-model"]
+    assert call.parent.span_id == run.context.span_id and run.start_time <= call.start_time
+
+
 def test_tracing_off_leaves_the_model_call_alone(api, provider_server):
     assert tracing.state["tracer"] is None
     ask = lambda candidate, target: "answer"  # noqa: E731
