@@ -346,6 +346,18 @@ def test_every_protocol_puts_the_model_call_under_its_run(api, provider_server, 
     assert call.parent.span_id == run.context.span_id and run.start_time <= call.start_time
 
 
+def test_a_tasks_generation_is_a_model_call_under_the_tasks_run(api, submit, eager, provider_server, spans):
+    provider_server.set_default({"text": LONG})
+    task = Task.objects.get(pk=submit(task_body()).json()["id"])
+    assert task.status == "ready"
+    finished = spans.get_finished_spans()
+    (run,) = [s for s in finished if s.name == "apply_guardrail gavel"]
+    (call,) = [s for s in finished if s.name == "chat test-model"]
+    assert run.attributes["gavel.correlation_id"] == call.attributes["gavel.correlation_id"] == task.correlation_id
+    assert call.parent.span_id == run.context.span_id and call.attributes["gavel.call.for"] == "generation"
+    assert tracing.pending_calls.get() is None
+
+
 def test_tracing_off_leaves_the_model_call_alone(api, provider_server):
     assert tracing.state["tracer"] is None
     ask = lambda candidate, target: "answer"  # noqa: E731
