@@ -12,6 +12,7 @@ import os
 import time
 from urllib.parse import urlsplit
 
+from celery.signals import task_postrun
 from opentelemetry import trace
 from opentelemetry.context import Context
 from opentelemetry.trace import SpanKind, Status, StatusCode
@@ -259,6 +260,12 @@ def flush_pending() -> None:
     """Send the model calls no run took (a provider that failed: nothing was screened) as spans of their own."""
     if pending_calls.get() and state["tracer"] is not None:
         _take_pending("")
+
+
+@task_postrun.connect(weak=False, dispatch_uid="gavel-trace-flush")
+def _after_task(**_kwargs) -> None:
+    """A worker's task ended: the same for its model calls no run took (the next task starts clean)."""
+    flush_pending()
 
 
 class RequestIdMiddleware:

@@ -358,6 +358,20 @@ def test_a_tasks_generation_is_a_model_call_under_the_tasks_run(api, submit, eag
     assert tracing.pending_calls.get() is None
 
 
+def test_a_task_whose_provider_refuses_leaves_no_call_for_the_next_task(api, eager, provider_server, spans,
+                                                                        django_capture_on_commit_callbacks):
+    from governance.work import queue
+
+    provider_server.set_default({"status": 400})
+    with django_capture_on_commit_callbacks(execute=True):  # the worker's run, with no request around it
+        task = queue.submit(task_body(), consumer=api.consumer, actor="test")
+    task.refresh_from_db()
+    assert task.status == "failed"
+    (call,) = spans.get_finished_spans()  # sent when the task ended: nothing was screened
+    assert call.name == "chat test-model" and call.parent is None and call.attributes["error.type"] == "400"
+    assert tracing.pending_calls.get() is None
+
+
 def test_tracing_off_leaves_the_model_call_alone(api, provider_server):
     assert tracing.state["tracer"] is None
     ask = lambda candidate, target: "answer"  # noqa: E731
