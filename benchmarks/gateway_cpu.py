@@ -3,6 +3,9 @@
 same call — the floor under any gateway built on it.
 
 Run: .venv/bin/python benchmarks/gateway_cpu.py [--calls N] [--postgres URL]   (about a minute)
+     .venv/bin/python benchmarks/gateway_cpu.py --metrics-overhead [--calls N] [--rounds R]
+       (the separate section `metrics_overhead` below: CPU per plain call with metrics on against the
+       same calls with the instruments turned into no-ops, tracing off in both; and the evidence insert)
 
 Real parts: Django's handler (test client) on a new PostgreSQL database, the consumer's token, a
 configuration with a term list of 1,000 forbidden words (so a stream is held until screened), litellm
@@ -51,7 +54,13 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="calls per row (default 300)")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432",
                         help="PostgreSQL server for the benchmark's own database")
+    parser.add_argument("--metrics-overhead", action="store_true",
+                        help="measure what /metrics' counting costs a plain call instead (metrics_overhead)")
+    parser.add_argument("--rounds", type=int, default=6, help="--metrics-overhead: rounds (default 6)")
     args = parser.parse_args()
+    if args.metrics_overhead:
+        metrics_overhead(args)
+        return
     assert len(WORDS) >= 40
 
     setup_django("gavel-gateway-cpu-", postgres=args.postgres)
@@ -126,6 +135,113 @@ def main() -> None:
     print(f"target held stream <= {TARGET_STREAM_RATIO:.0f}x a plain call: "
           f"{'met' if stream <= TARGET_STREAM_RATIO * plain else 'NOT met'} ({stream / plain:.2f}x; "
           f"litellm alone {floor_stream / floor_plain:.2f}x)")
+
+
+# --- metrics on against metrics off (issue 28): a section of its own -----------------------------------
+METRICS_TARGET = 1.05  # CPU per call with metrics on, tracing off, at most 5 % above the same without
+
+
+def metrics_overhead(args) -> None:
+    """CPU per plain gateway call with metrics on (prometheus_client in multiprocess mode, as under
+    gunicorn) and tracing off, against the same calls with every instrument of governance.evidence.metrics
+    turned into a no-op, in one process. The two alternate call by call (on, off, off, on, …), so a
+    neighbour's load falls on both alike; each call's CPU is this process's (every thread) while it ran.
+    Then the instruments and the evidence record's INSERT alone, per call."""
+    import os
+    import statistics
+    import tempfile
+
+    # Multiprocess mode is chosen when prometheus_client is imported: before Django starts.
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="gavel-bench-metrics-")
+    os.environ.pop("OTEL_EXPORTER_OTLP_ENDPOINT", None)
+    setup_django("gavel-metrics-cpu-", postgres=args.postgres)
+    os.environ["BENCH_API_KEY"] = "bench-key"
+    from governance.evidence import metrics, records, tracing
+    from governance.models import Configuration, EvidenceRecord, Provider
+    from termlists.models import TermList
+
+    assert metrics.MULTIPROCESS and tracing.state["tracer"] is None
+    instruments_of = ("run_finished", "screening_took", "provider_answered", "provider_failed", "evidence_written",
+                      "reviewed")
+    originals = {name: getattr(metrics, name) for name in instruments_of}
+
+    def count_nothing(*args, **kwargs):
+        return None
+
+    def metrics_on(on: bool) -> None:
+        for name in instruments_of:
+            setattr(metrics, name, originals[name] if on else count_nothing)
+
+    with provider_in_another_process({"text": ANSWER}) as base_url:
+        provider = Provider.objects.create(name="local", route="openai", api_base=base_url,
+                                           api_key_env="BENCH_API_KEY", trust_zone="local", timeout=10)
+        configuration = Configuration.objects.create(identifier="newsletter", provider=provider, model="writer")
+        terms = TermList.objects.create(name="forbidden", forbidden="\n".join(f"zarquon{i}" for i in range(1000)))
+        terms.configurations.add(configuration)
+        client = consumer_client([configuration])
+        body = json.dumps({"model": "newsletter", "messages": MESSAGES})
+
+        def call():
+            response = client.post("/openai/v1/chat/completions", body, content_type="application/json")
+            assert response.status_code == 200, response.content
+
+        for _ in range(20):
+            call()
+        counted_before = _runs_counted(metrics)
+        rounds = []
+        try:
+            for _round in range(args.rounds):
+                spent = {True: 0.0, False: 0.0}
+                for index in range(args.calls):
+                    for on in ((True, False) if index % 2 == 0 else (False, True)):
+                        metrics_on(on)
+                        before = time.process_time()
+                        call()
+                        spent[on] += time.process_time() - before
+                rounds.append((spent[True] * 1000 / args.calls, spent[False] * 1000 / args.calls))
+        finally:
+            metrics_on(True)
+        counted = _runs_counted(metrics) - counted_before
+        # The "on" calls did count, the "off" calls did not.
+        assert counted == args.rounds * args.calls, counted
+
+        # The evidence record alone: the INSERT each delivered text costs, metrics counted as usual.
+        answer = {"id": "bench", "policy_version": 1, "outcome": "allowed", "text": ANSWER,
+                  "checks": [{"check": name, "result": "passed"} for name in ("secret_redaction", "term_list",
+                                                                            "pattern_rules", "rules_judge")],
+                  "verification": {"status": "not_applicable"}}
+        checks = answer["checks"]
+
+        def instruments():  # what one plain call counts, without the call
+            metrics.provider_answered("local", 3.0)
+            metrics.screening_took(0.002)
+            metrics.run_finished("openai_chat", "newsletter", "allowed", checks)
+            metrics.evidence_written("openai_chat")
+
+        instruments_ms = cpu_per_call(instruments, 20 * args.calls)
+        before_rows = EvidenceRecord.objects.count()
+        insert_ms = cpu_per_call(lambda: records.record(answer, surface="openai_chat", configuration="newsletter"),
+                                 args.calls)
+        assert EvidenceRecord.objects.count() - before_rows == args.calls + 20
+
+    print(f"\nCPU per plain gateway call, metrics on (multiprocess mode) against metrics off, tracing off in "
+          f"both; alternating call by call, {args.calls} calls of each per round, {args.rounds} rounds")
+    print(f"{'round':<7}{'on ms':>9}{'off ms':>9}{'on/off':>9}")
+    for index, (on_ms, off_ms) in enumerate(rounds, 1):
+        print(f"{index:<7}{on_ms:>9.2f}{off_ms:>9.2f}{on_ms / off_ms:>9.3f}")
+    total = sum(on for on, _ in rounds) / sum(off for _, off in rounds)
+    median = statistics.median(on / off for on, off in rounds)
+    print(f"ratio on/off: all calls together {total:.3f} (median of the rounds' ratios {median:.3f})")
+    print(f"target on/off <= {METRICS_TARGET:.2f}: {'met' if total <= METRICS_TARGET else 'NOT met'}")
+    off_ms = statistics.median(off for _, off in rounds)
+    print(f"the instruments alone, as one plain call counts: {instruments_ms * 1000:.1f} µs CPU per call "
+          f"(+{100 * instruments_ms / off_ms:.2f} % of a call's {off_ms:.2f} ms without metrics)")
+    print(f"evidence record INSERT alone: {insert_ms:.3f} ms CPU per call ({args.calls} records)")
+
+
+def _runs_counted(metrics) -> float:
+    return sum(sample.value for family in metrics.RUNS.collect() for sample in family.samples
+               if sample.name == "gavel_runs_total")
 
 
 if __name__ == "__main__":

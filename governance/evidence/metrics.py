@@ -34,14 +34,29 @@ JUDGE_REASONS = {"timeout": "timeout", "unusable": "unusable", "error": "error"}
 JUDGED = {"passed", "reported", "blocked", "not_checked"}
 
 
+# Each labelled series once made, kept by its label values: `labels()` validates, converts and locks on
+# every call, which the hot path need not repeat (benchmarks/gateway_cpu.py --metrics-overhead). The label
+# values are bounded (above), so these stay small.
+_series: dict = {}
+
+
+def series(metric, *values):
+    """The metric's child for these label values, made on first use."""
+    key = (metric, values)
+    child = _series.get(key)
+    if child is None:
+        child = _series[key] = metric.labels(*values)
+    return child
+
+
 def run_finished(surface: str, configuration: str, outcome: str, checks) -> None:
     """Count one finished run and its checks (called where the run's evidence is written)."""
-    RUNS.labels(surface, configuration or "", outcome or "").inc()
-    for check in checks or []:
+    series(RUNS, surface, configuration or "", outcome or "").inc()
+    for check in checks or ():
         name, result = check.get("check", ""), check.get("result", "")
-        CHECKS.labels(name, result).inc()
+        series(CHECKS, name, result).inc()
         if name == JUDGE_CHECK and result in JUDGED:
-            JUDGE_CALLS.labels(judge_result(check)).inc()
+            series(JUDGE_CALLS, judge_result(check)).inc()
 
 
 def judge_result(check: dict) -> str:
@@ -55,13 +70,21 @@ def screening_took(seconds: float) -> None:
 
 
 def provider_answered(provider: str, latency_ms) -> None:
-    PROVIDER_CALLS.labels(provider).inc()
+    series(PROVIDER_CALLS, provider).inc()
     if latency_ms is not None:
-        PROVIDER_TIME.labels(provider).observe(max(float(latency_ms), 0.0) / 1000)
+        series(PROVIDER_TIME, provider).observe(max(float(latency_ms), 0.0) / 1000)
 
 
 def provider_failed(provider: str) -> None:
-    PROVIDER_FAILURES.labels(provider).inc()
+    series(PROVIDER_FAILURES, provider).inc()
+
+
+def evidence_written(surface: str) -> None:
+    series(EVIDENCE, surface).inc()
+
+
+def reviewed(decision: str) -> None:
+    series(REVIEWS, decision).inc()
 
 
 class TaskCollector:

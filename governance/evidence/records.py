@@ -46,7 +46,7 @@ def record(body: dict, *, surface: str, configuration: str, also=(), actor: str 
         actor=(actor or "")[:150], task=task, text_hash=hashing.text_hash(text, key), key_id=key_id,
         **(review or {}),
     )
-    metrics.EVIDENCE.labels(surface).inc()
+    metrics.evidence_written(surface)
     return written
 
 
@@ -86,7 +86,7 @@ def record_task_generation(task: Task, body: dict) -> None:
 
 def record_review(task: Task) -> None:
     """A task an editor accepted, with or without an edit: the final text, the checks it passed, the review."""
-    metrics.REVIEWS.labels("accepted").inc()
+    metrics.reviewed("accepted")
     body = {"id": task.correlation_id, "policy_version": task.policy_version, "outcome": task.outcome,
             "checks": task.checks, "verification": task.verification}
     review = {"review_decision": EvidenceRecord.Review.ACCEPTED,
@@ -105,4 +105,4 @@ def withdraw_review(task: Task) -> int:
 
 def record_rejection(task: Task) -> None:
     """A task an editor rejected: nothing is delivered, so no evidence; counted for /metrics."""
-    metrics.REVIEWS.labels("rejected").inc()
+    metrics.reviewed("rejected")

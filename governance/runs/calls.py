@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
-from governance.evidence import metrics
+from governance.evidence import metrics, tracing
 from governance.runs.rehearsal import rehearsing
 from governance.models import Configuration, UsageDay
 from governance.models.provider_keys import key_env_problem
@@ -231,8 +231,8 @@ def call_model(configuration: Configuration, messages: list[dict], *, correlatio
         )
 
     tokens = limits.rough_tokens(messages) + int(options.get("max_tokens") or 0)
-    return _through_chain(configuration, ask, correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap,
-                          busy_wait=busy_wait, tokens=tokens)
+    return _through_chain(configuration, tracing.traced_call("chat", ask, correlation_id), correlation_id=correlation_id,
+                          actor=actor, timeout_cap=timeout_cap, busy_wait=busy_wait, tokens=tokens)
 
 
 def call_decision(configuration: Configuration, questions: dict, state, *, correlation_id: str, actor: str,
@@ -243,7 +243,8 @@ def call_decision(configuration: Configuration, questions: dict, state, *, corre
     """
     from judging.llm import decide
 
-    return _through_chain(configuration, lambda candidate, target: decide(target, questions, state),
+    return _through_chain(configuration, tracing.traced_call("decision", lambda candidate, target: decide(
+                              target, questions, state), correlation_id),
                           correlation_id=correlation_id, actor=actor, timeout_cap=timeout_cap,
                           tokens=limits.rough_tokens([questions, state]))
 

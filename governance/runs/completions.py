@@ -22,6 +22,7 @@ from governance.runs.calls import (  # noqa: F401
     _unsupported, _update_usage, call_decision, call_model, chain_of, claim_request, model_target, over_budget,
     refuse_budget, sampling,
 )
+from governance.evidence import tracing
 from governance.evidence.records import record_completion
 from governance.runs.escalation import screen_generated, tool_calls_of
 from governance.screening import service as services
@@ -234,6 +235,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         reply = handle.reply
         getattr(handle, "limit_slot", limits.NO_LIMIT).release(reply.usage.get("total_tokens", 0))
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
+        tracing.stream_answered(served, call.correlation_id, reply)  # its span, under the run's (SPEC §13.2)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
         result = screen_generated(call, Output(text="".join(parts), tool_calls=tool_calls_of(reply)), reply, served,
                                   facts, live=not held)

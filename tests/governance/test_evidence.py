@@ -12,6 +12,7 @@ from datetime import timedelta
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
+from django.test import Client
 from django.utils import timezone
 from rest_framework.test import APIClient
 
@@ -158,7 +159,8 @@ def test_a_short_text_records_judges_and_pattern_rules_as_not_run(api, admin_api
 def test_no_word_of_any_text_reaches_evidence(api, admin_api, submit, eager, provider_server, configuration):
     words = {
         "screening": "Quibblewort", "api": "Fandangoleum", "openai_chat": "Zephyrquill", "task": "Mortadellix",
-        "edit": "Glimmerhorn", "stream": "Brontowhistle",
+        "edit": "Glimmerhorn", "stream": "Brontowhistle", "openai_responses": "Sprocketfern",
+        "anthropic": "Velvetgrommet", "prompt": "Pumpernickelo",
     }
     filler = " and the whole team books a room that fits before the meeting starts every single week"
     api.post("/api/v1/screenings", {"configuration": "newsroom", "text": words["screening"] + filler},
@@ -175,21 +177,30 @@ def test_no_word_of_any_text_reaches_evidence(api, admin_api, submit, eager, pro
     assert api.post("/openai/v1/chat/completions", {"model": "newsroom",
                                                     "messages": [{"role": "user", "content": "Write."}]},
                     format="json").status_code == 200
+    provider_server.set_default({"text": words["openai_responses"] + filler})
+    assert api.post("/openai/v1/responses", {"model": "newsroom", "input": words["prompt"]},
+                    format="json").status_code == 200
+    provider_server.set_default({"text": words["anthropic"] + filler})
+    assert api.post("/anthropic/v1/messages", {"model": "newsroom", "max_tokens": 100, "messages": [
+        {"role": "user", "content": words["prompt"]}]}, format="json").status_code == 200
     provider_server.set_default({"text": words["task"] + filler})
-    task = Task.objects.get(pk=submit(task_body()).json()["id"])
+    task = Task.objects.get(pk=submit(task_body(instruction=words["prompt"])).json()["id"])
     editors.accept(task, user=get_user_model().objects.create_user("erika"), edited_text=words["edit"] + filler)
 
     surfaces = sorted(EvidenceRecord.objects.values_list("surface", flat=True))
-    assert surfaces == ["api", "api", "openai_chat", "screening", "task", "task"]
+    assert surfaces == ["anthropic", "api", "api", "openai_chat", "openai_responses", "screening", "task", "task"]
     columns = [json.dumps(row, default=str) for row in EvidenceRecord.objects.values()]
     out = io.StringIO()
     call_command("export_evidence", stdout=out)
     listed = admin_api.get("/api/v1/evidence").content.decode()
+    ndjson = b"".join(admin_api.get("/api/v1/evidence", HTTP_ACCEPT="application/x-ndjson").streaming_content)
+    metrics = Client().get("/metrics")  # every metric, its labels and values, as Prometheus reads them
+    assert metrics.status_code == 200 and b"gavel_runs_total" in metrics.content
     for word in words.values():
-        for where in (*columns, out.getvalue(), listed):
+        for where in (*columns, out.getvalue(), listed, ndjson.decode(), metrics.content.decode()):
             assert word.lower() not in where.lower(), word
     # Each delivered text verifies.
-    for word in ("screening", "api", "stream", "openai_chat", "edit"):
+    for word in ("screening", "api", "stream", "openai_chat", "openai_responses", "anthropic", "edit"):
         assert verify(admin_api, words[word] + filler)["count"] == 1, word
 
 

@@ -25,15 +25,17 @@ def test_database_url() -> str:
 
 
 @contextmanager
-def gunicorn_on_test_database(log_dir: Path, *, workers: int = 2, database_url: str | None = None, **env):
-    """Yield the base URL of gunicorn serving Gavel on the test database; stop it afterwards."""
+def gunicorn_on_test_database(log_dir: Path, *, workers: int = 2, database_url: str | None = None,
+                              bind: str = "127.0.0.1", **env):
+    """Yield the base URL (on 127.0.0.1) of gunicorn serving Gavel on the test database; stop it afterwards.
+    `bind="0.0.0.0"` listens on every address of the machine too."""
     port = unused_port()
     environment = {**os.environ, "DATABASE_URL": database_url or test_database_url(), "DEBUG": "0",
                    "SECRET_KEY": "gunicorn-test-secret", "PYTHONPATH": str(ROOT), **env}
     environment.pop("DJANGO_SETTINGS_MODULE", None)
     log = (log_dir / f"gunicorn-{port}.log").open("w+")
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "governance.wsgi:application", "--bind", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", "governance.wsgi:application", "--bind", f"{bind}:{port}",
          "--workers", str(workers), "--timeout", "60"],
         cwd=ROOT, env=environment, stdout=log, stderr=subprocess.STDOUT,
     )
