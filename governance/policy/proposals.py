@@ -409,12 +409,16 @@ def _publish(draft: PolicyDraft, approver: str, *, allow_regressions: bool, sche
         _event(draft, "publish_refused", approver, reason="invalid_policy", errors=len(exc.errors), **facts)
         raise
     accepted = len(plan.regressions) if plan else 0
-    draft.status = PolicyDraft.Status.PUBLISHED
-    draft.published_version = PolicyVersion.current()
-    draft.approver_label = approver[:200]
-    draft.regressions_accepted = accepted
-    draft.save(update_fields=["status", "published_version", "approver_label", "regressions_accepted",
-                              "updated_at"])
+    version = PolicyVersion.current()
+    # Claimed by its status: of two approvers publishing at once, the second finds it published (its
+    # import changed nothing) and gets NotPublishable, with no second event.
+    claimed = PolicyDraft.objects.filter(pk=draft.pk, status__in=LIVE_STATUSES).update(
+        status=PolicyDraft.Status.PUBLISHED, published_version=version, approver_label=approver[:200],
+        regressions_accepted=accepted, updated_at=timezone.now())
+    if not claimed:
+        draft.refresh_from_db()
+        _require_status(draft, *LIVE_STATUSES)
+    draft.refresh_from_db()
     _event(draft, "published", approver, version=draft.published_version, created=len(report.created),
            changed=len(report.changed), removed=len(report.removed), regressions_accepted=accepted, **facts)
     return draft.published_version

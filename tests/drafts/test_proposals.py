@@ -243,3 +243,18 @@ def test_every_record_of_the_example_policy_survives_a_draft_unchanged():
     assert {k: v for k, v in document.items() if k != "examples"} == {
         k: v for k, v in live.items() if k != "examples"}
     assert [e["note"] for e in document["examples"]] == ["changed"] * len(live["examples"])
+
+
+def test_two_approvers_publishing_at_once_publish_once_with_one_event(provider, django_capture_on_commit_callbacks):
+    live_policy(provider)
+    author, first, second = person("anna"), person("ben", publisher=True), person("dora", publisher=True)
+    draft = proposals.open_draft_for(author)
+    proposals.record_change(draft, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))
+    seen_by_second = PolicyDraft.objects.get(pk=draft.pk)  # the second approver's page, read before the first publish
+    with django_capture_on_commit_callbacks(execute=True):
+        number = proposals.publish(draft, first)
+    with pytest.raises(proposals.NotPublishable):
+        proposals.publish(seen_by_second, second)
+    draft.refresh_from_db()
+    assert (draft.status, draft.published_version, draft.approver_label) == ("published", number, "user:ben")
+    assert GovernanceEvent.objects.filter(decision="draft_published").count() == 1
