@@ -321,6 +321,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "governance.api.schema.natural_component_names",
         "governance.api.schema.complete_responses",
+        "governance.api.schema.callback_allow_list",
     ],
     "ENUM_NAME_OVERRIDES": {
         "ScreeningKindEnum": "governance.screening.pipeline.KINDS",
