@@ -12,6 +12,7 @@ asked with no transaction open, and the next pass takes their answers (judging.c
 """
 from __future__ import annotations
 
+import copy
 import secrets
 from contextlib import contextmanager
 
@@ -58,7 +59,6 @@ def draft_policy(document, *, prune: bool = True):
         forget_process_caches()
 
 
-
 # Passes of one run under a draft: each asks the judges the one before needed next (a judge's chain and a
 # call's configurations, in order); a run that needs more reports the judges still wanted as not asked.
 MAX_PASSES = 8
@@ -75,7 +75,7 @@ def under_draft(document, work, *, prune: bool = True, passes: int = MAX_PASSES)
         while True:
             number += 1
             deferral.start_pass(final=number >= passes)  # the last pass wants none: it says "not asked"
-            with draft_policy(document, prune=prune) as report:
+            with draft_policy(copy.deepcopy(document), prune=prune) as report:  # each pass reads it afresh
                 result = work()
             if not deferral.wanted:
                 return report, result

@@ -131,3 +131,17 @@ def test_a_replay_under_a_draft_stops_asking_at_its_cost_cap(judged, provider_se
     assert (plan.replay.judge_calls["calls"], plan.replay.judge_calls["cache_hits"]) == (2, 1)
     # With the example's judge: three questions in all.
     assert len(judge_requests(provider_server)) == 3
+
+
+def test_a_judge_still_wanted_in_the_last_allowed_pass_is_reported_as_not_asked(judged, provider_server):
+    from governance.policy.drafts import under_draft
+    from governance.policy.testing import run_examples, select_examples
+
+    provider_server.set_default(verdict((2, PASSAGE)))
+    _report, result = under_draft(export_policy(), lambda: run_examples(select_examples(), judges="live"), passes=1)
+    (example,) = result.examples
+    assert not example.passed and example.missing == [{"check": "rules_judge", "snippet": "tone", "rule": 3}]
+    assert result.judges["calls"] == 0 and judge_requests(provider_server) == []
+    # With a second pass allowed the judge is asked between them, once.
+    _report, result = under_draft(export_policy(), lambda: run_examples(select_examples(), judges="live"), passes=2)
+    assert result.ok and result.judges["calls"] == 1 and len(judge_requests(provider_server)) == 1
