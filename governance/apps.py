@@ -15,3 +15,9 @@ class GovernanceConfig(AppConfig):
         from governance.runs import calls
 
         model_calls.install(calls)
+        # The embedded default has no celery beat: its requests start the callback sweep when it is due.
+        from django.core.signals import request_started
+
+        from governance.work import embedded_sweep
+
+        request_started.connect(embedded_sweep.on_request, dispatch_uid="gavel-embedded-callback-sweep")

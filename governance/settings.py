@@ -322,6 +322,7 @@ SPECTACULAR_SETTINGS = {
         "drf_spectacular.hooks.postprocess_schema_enums",
         "governance.api.schema.natural_component_names",
         "governance.api.schema.complete_responses",
+        "governance.api.schema.callback_allow_list",
     ],
     "ENUM_NAME_OVERRIDES": {
         "ScreeningKindEnum": "governance.screening.pipeline.KINDS",
@@ -358,6 +359,10 @@ GAVEL_CALLBACK_RETRY_BASE_SECONDS = env_int("GAVEL_CALLBACK_RETRY_BASE_SECONDS",
 # An open callback this long past its due time had its message lost (a broker restart, a killed
 # worker): the callback sweep sends it again (governance/work/deliveries.py).
 GAVEL_CALLBACK_SWEEP_GRACE_SECONDS = env_int("GAVEL_CALLBACK_SWEEP_GRACE_SECONDS", 120)
+# The embedded default has no celery beat: a request starts the callback sweep in a background thread, at
+# most once every GAVEL_SWEEP_INTERVAL_SECONDS (governance/work/embedded_sweep.py). Off in the test run,
+# whose requests must not start threads behind a test's back (the sweep's tests switch it on).
+GAVEL_SWEEP_ON_REQUESTS = env_bool("GAVEL_SWEEP_ON_REQUESTS", not TESTING)
 # A worker's claim on a task lasts this long; a running task whose worker died is taken over
 # after it. It must exceed the longest legitimate run (docs/tasks.md) and, with the broker's
 # visibility timeout, bounds how late a dead worker's task finishes (SPEC §10: + 2 minutes).

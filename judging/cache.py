@@ -2,7 +2,8 @@
 the same rule set. Keyed by a hash of the judge's configuration, the rule set and the text; never the text.
 
 Policy tests and replays use it always; a live screening only when its configuration's
-`judge_cache_seconds` allows. The guardrail decides when; this module only keeps and counts.
+`judge_cache_seconds` allows. The guardrail decides when; this module keeps and counts, and, for a draft
+(`deferring`), holds back the judges a pass would ask until the pass is over.
 """
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, replace
 
-from judging import decisions, prompts
-from judging.judgement import ALLOW, DENY, Finding, JudgeDecision
+from judging import decisions, model_calls, prompts
+from judging.judgement import ALLOW, DENY, PASS, Finding, JudgeDecision
 from judging.rulesets_pure import RuleSet
 
 logger = logging.getLogger("gavel.judging")
@@ -79,12 +80,22 @@ class VerdictCache:
     def decide(self, judge, judge_configuration, rule_set: RuleSet, text: str, context) -> JudgeDecision:
         key = key_for(judge_configuration, rule_set, text, context.min_confidence)
         tally = _tally.get()
+        deferral = _deferral.get()
+        answered = deferral.take(key) if deferral is not None else None
+        if answered is not None:  # asked between the passes of a draft: a call of this pass
+            if tally is not None:
+                tally.calls += 1
+                tally.cost += answered.cost
+            return answered
         if self.read_seconds is not None:
             held = _load(key, judge.identifier, rule_set, text, self.read_seconds)
             if held is not None:
                 if tally is not None:
                     tally.hits += 1
                 return held
+        if deferral is not None:
+            return deferral.want(_Wanted(key, judge, judge_configuration, rule_set, text, context, self,
+                                         *(_cap.get() or ("", 0.0)), tally.cost if tally is not None else 0.0))
         decision = judge.decide(rule_set, text, context)
         if tally is not None:
             tally.calls += 1
@@ -176,3 +187,106 @@ def for_screening(judges: str, cache_seconds: int) -> VerdictCache | None:
     if cache_seconds > 0:
         return VerdictCache(read_seconds=cache_seconds, write_seconds=cache_seconds)
     return None
+
+
+# --- a draft's judges, asked between its passes (issue 25: never under the draft's write lock) ---
+class Deferred(Exception):
+    """A judge a draft's pass may not ask: the pass is given up and the judge asked before the next one."""
+
+
+@dataclass
+class _Wanted:
+    key: str
+    judge: object
+    configuration: object
+    rule_set: RuleSet
+    text: str
+    context: object
+    cache: VerdictCache
+    group: str  # the cost cap it counts against (`capped`), "" for none
+    cap: float
+    spent: float  # what the group's judges had cost in the pass when this one was wanted
+
+
+class Deferral:
+    """The judges of a run under a draft (governance/policy/drafts.py `under_draft`).
+
+    A draft is imported inside a transaction that is rolled back; on SQLite that transaction holds the
+    database's one write lock, so a judge asked inside it would keep every other writer waiting for as
+    long as the judge takes. Inside a pass no judge is asked: the first one a screening needs stops that
+    screening (`Deferred`), the pass ends and rolls back, the wanted judges are asked (`ask`) with no
+    transaction open, and the next pass takes their answers in the order it needs them. The last pass
+    needs none it does not have; its result is the run's, counted as one run without passes would be.
+    """
+
+    def __init__(self):
+        self.answers: dict[str, list[JudgeDecision]] = {}
+        self.wanted: list[_Wanted] = []
+        self.used: dict[str, int] = {}
+        self.final = False  # the last pass allowed: a judge it still wants is reported as not asked
+
+    def start_pass(self, *, final: bool = False) -> None:
+        self.wanted, self.used, self.final = [], {}, final
+
+    def take(self, key: str) -> JudgeDecision | None:
+        """The answer for this pass's next use of `key` (the same judge, rules and text), if asked."""
+        number = self.used.get(key, 0)
+        self.used[key] = number + 1
+        answers = self.answers.get(key, ())
+        return answers[number] if number < len(answers) else None
+
+    def want(self, item: _Wanted) -> JudgeDecision:
+        if self.final:
+            logger.warning("judge %s not asked: the draft needed more passes than allowed", item.judge.identifier)
+            return JudgeDecision(PASS, item.judge.identifier, reason="error")
+        hold = getattr(model_calls.installed(), "hold_chain", None)
+        if hold is not None:
+            hold(item.configuration)  # what the call reads of the draft, read while the draft stands
+        self.wanted.append(item)
+        raise Deferred(item.judge.identifier)
+
+    def ask(self) -> int:
+        """Ask the judges the last pass wanted, in its order; call with no transaction open. Returns how
+        many were asked. A verdict kept meanwhile (the same question wanted twice) is not asked again,
+        and a capped group stops once its judges cost the cap, as a run without passes would."""
+        spent: dict[str, float] = {}
+        asked = 0
+        for item in self.wanted:
+            if item.cache.read_seconds is not None and _load(item.key, item.judge.identifier, item.rule_set,
+                                                              item.text, item.cache.read_seconds) is not None:
+                continue
+            if item.cap > 0 and item.spent + spent.get(item.group, 0.0) >= item.cap:
+                continue
+            decision = item.judge.decide(item.rule_set, item.text, item.context)
+            self.answers.setdefault(item.key, []).append(decision)
+            spent[item.group] = spent.get(item.group, 0.0) + decision.cost
+            if item.cache.write_seconds and decision.choice in (ALLOW, DENY):
+                _store(item.key, decision, item.cache.write_seconds)
+            asked += 1
+        self.wanted = []
+        return asked
+
+
+_deferral: ContextVar[Deferral | None] = ContextVar("judge_deferral", default=None)
+_cap: ContextVar[tuple[str, float] | None] = ContextVar("judge_cost_cap", default=None)
+
+
+@contextmanager
+def deferring():
+    """Hold back every judge asked inside (see `Deferral`); yields the Deferral."""
+    deferral = Deferral()
+    token = _deferral.set(deferral)
+    try:
+        yield deferral
+    finally:
+        _deferral.reset(token)
+
+
+@contextmanager
+def capped(group: str, cost: float):
+    """Judges wanted inside count against `cost` (0: no cap) when a deferral asks them (a replay's cap)."""
+    token = _cap.set((group, cost))
+    try:
+        yield
+    finally:
+        _cap.reset(token)

@@ -79,6 +79,11 @@ def judge_rules(screening) -> None:
                     answered[key] = run_chain([_ZoneGated(judge, written, cache) for judge in judges], rule_set,
                                               text, own)
                 result = answered[key]
+        except verdict_cache.Deferred:
+            # A pass under a draft asks no judge (judging.cache.Deferral): this screening is given up,
+            # the judge asked after the pass, and the next pass screens the text again.
+            screening.check(CHECK, "skipped", "deferred")
+            return
         except Exception:
             # Fail closed, here as everywhere: rules nobody could check have not passed. The mode
             # below decides what that means (a block in block mode, a "not checked" hint in report).

@@ -13,9 +13,11 @@ import json
 from drf_spectacular.extensions import (
     OpenApiAuthenticationExtension, OpenApiSerializerExtension, OpenApiSerializerFieldExtension,
 )
+from django.conf import settings
 from rest_framework import serializers
 
 from governance.api.serializers import CONTENT_SCHEMA
+from governance.work.callbacks import host_entry
 
 
 class ConsumerTokenScheme(OpenApiAuthenticationExtension):
@@ -243,4 +245,61 @@ def natural_component_names(result, generator, request, public):
     for old, new in renames.items():
         schemas[new] = schemas.pop(old)
     result["components"]["schemas"] = dict(sorted(schemas.items()))
+    return result
+
+
+# --- callback URLs: the allow-list is the server's configuration, and the schema says it (issue 25) ---
+# A port as a URL field takes it: one to five digits, at most 65535.
+_PORT = r"(?::(?:[0-9]{1,4}|[0-5][0-9]{4}|6[0-4][0-9]{3}|65[0-4][0-9]{2}|655[0-2][0-9]|6553[0-5]))"
+
+
+def _any_case(text: str) -> str:
+    """`text` as a regular expression matching it in any letter case (JSON Schema patterns have no flags)."""
+    return "".join(f"[{c.lower()}{c.upper()}]" if c.isalpha() else ("\\." if c == "." else c) for c in text
+                   if c.isalnum() or c in ".-:")  # what a host of the allow-list is made of
+
+
+def callback_url_pattern(hosts: list[str]) -> str:
+    """The callback URLs the server takes, as a pattern: empty (no callback), or http(s) to a host of the
+    allow-list (`host` on any port, `host:port` on that one, given or implied by the scheme)."""
+    http, https = "[hH][tT][tT][pP]://", "[hH][tT][tT][pP][sS]://"
+    choices = []
+    for entry in hosts:
+        host, port = host_entry(entry)
+        if not host:
+            continue
+        shown = f"\\[{_any_case(host)}\\]" if ":" in host else _any_case(host)
+        if port is None:
+            choices.append(f"[hH][tT][tT][pP][sS]?://{shown}{_PORT}?")
+            continue
+        choices.append(f"[hH][tT][tT][pP][sS]?://{shown}:0{{0,{5 - len(str(port))}}}{port}")
+        if port in (80, 443):
+            choices.append(f"{http if port == 80 else https}{shown}")
+    if not choices:
+        return "^$"
+    return rf"^$|^(?:{'|'.join(choices)})(?:[/?#][^\s]*)?$"
+
+
+def callback_allow_list(result, generator, request, public):
+    """Postprocessing hook: every `callback_url` states the allow-list the server checks (GAVEL_CALLBACK_HOSTS),
+    as a pattern a generated client can test before it sends, and in words."""
+    pattern = callback_url_pattern(list(settings.GAVEL_CALLBACK_HOSTS))
+    words = ("The host must be on this server's callback allow-list (GAVEL_CALLBACK_HOSTS; the pattern lists "
+             "it) and the URL must carry no credentials (user info, tokens, keys); anything else is a 400 "
+             "naming this field. Empty: no callback.")
+
+    def visit(node):
+        if isinstance(node, dict):
+            url = node.get("properties", {}).get("callback_url") if isinstance(node.get("properties"), dict) else None
+            if isinstance(url, dict) and url.get("type") == "string":
+                url["pattern"] = pattern
+                url.pop("format", None)  # the pattern says more than `uri`, and allows the empty string
+                url["description"] = f"{url['description']} {words}" if url.get("description") else words
+            for value in node.values():
+                visit(value)
+        elif isinstance(node, list):
+            for value in node:
+                visit(value)
+
+    visit(result.get("components", {}))
     return result

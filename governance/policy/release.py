@@ -11,7 +11,7 @@ from django.utils.translation import gettext as _
 from governance.errors import Conflict, UnknownRecord  # noqa: F401 -- UnknownRecord: callers catch it from here
 from governance.models import GovernanceEvent, PolicyExample, PolicyVersion
 from governance.policy import replay as replaying
-from governance.policy.drafts import draft_policy
+from governance.policy.drafts import under_draft
 from governance.policy.importing import import_policy
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
 from governance.policy.versions import acting, document_of, releasing
@@ -27,9 +27,10 @@ def test_policy(*, draft=None, only: list[str] | None = None, judges: str = "cac
 def _test_policy(*, draft, only, judges, prune):
     if draft is None:
         return run_examples(select_examples(only), judges=judges)
-    with draft_policy(draft, prune=prune):
-        # The draft's own examples, when it holds an examples section, are the ones tested.
-        report = run_examples(select_examples(only), judges=judges)
+    # The draft's own examples, when it holds an examples section, are the ones tested; its judges are
+    # asked between passes, never under the draft's write lock (drafts.under_draft).
+    _imported, report = under_draft(draft, lambda: run_examples(select_examples(only), judges=judges),
+                                    prune=prune)
     report.draft = True
     return report
 
@@ -88,9 +89,11 @@ def _plan_release(document, *, prune, replay, replay_judges, cost_cap) -> Releas
     texts = replaying.retained_texts(replay)
     before = run_examples(select_examples(), judges="cached")
     replay_before = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)
-    with draft_policy(document, prune=prune) as report:
-        after = run_examples(select_examples(), judges="cached")
-        replay_after = replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap)
+    def under_the_draft():
+        return (run_examples(select_examples(), judges="cached"),
+                replaying.screen_all(texts, judges=replay_judges, cost_cap=cost_cap))
+
+    report, (after, replay_after) = under_draft(document, under_the_draft, prune=prune)
     report.dry_run = True
     after.draft = True
     changed = []

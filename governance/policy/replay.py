@@ -69,7 +69,7 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
     Returns the results by task id and what the judges cost."""
     results: dict[str, Screened] = {}
     resolved: dict = {}
-    with verdict_cache.counting() as tally:
+    with verdict_cache.counting() as tally, verdict_cache.capped("replay", cost_cap):
         for item in texts:
             within_cap = judges and (cost_cap <= 0 or tally.cost < cost_cap)
             try:

@@ -2,7 +2,7 @@
 the team expects, with precision and recall per rule and term and what the judges cost.
 
 The screening is `run_pipeline` itself (same steps, chain, zones and timeouts); only its events are not
-written and the verdict cache is used as the run asks. `drafts.draft_policy` runs it under a draft.
+written and the verdict cache is used as the run asks. `drafts.under_draft` runs it under a draft.
 """
 from __future__ import annotations
 
@@ -245,7 +245,7 @@ def rule_table(examples: list[PolicyExample], results: list[ExampleResult]) -> l
 
 
 def run_examples(examples: list[PolicyExample], *, judges: str = "cached") -> PolicyTestReport:
-    """Screen every example under the policy as it stands (a draft, inside drafts.draft_policy)."""
+    """Screen every example under the policy as it stands (a draft: drafts.under_draft)."""
     if judges not in JUDGE_MODES:
         raise ValueError(f"judges must be one of {JUDGE_MODES}")
     results: list[ExampleResult] = []

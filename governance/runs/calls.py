@@ -14,13 +14,14 @@ import os
 import time
 
 from django.db import IntegrityError, transaction
+from django.db.models import Prefetch, prefetch_related_objects
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from governance.errors import BadInput, BudgetExceeded, ProviderFailed, ProviderTimedOut
 from governance.evidence import metrics, tracing
-from governance.runs.rehearsal import rehearsing
-from governance.models import Configuration, UsageDay
+from governance.runs.rehearsal import drafting, rehearsing
+from governance.models import Configuration, FallbackLink, UsageDay
 from governance.models.provider_keys import key_env_problem
 from governance.runs import connections
 from governance.runs import limits, provider_failures
@@ -62,7 +63,9 @@ def claim_request(configuration: Configuration):
     """
     day = timezone.localdate()
     if rehearsing():
-        return None if over_budget(configuration) else day  # a cap still refuses; nothing is counted
+        held = configuration.__dict__.get(_HELD_BUDGET, _NOT_HELD)  # hold_chain: read under the draft
+        over = over_budget(configuration) if held is _NOT_HELD else held
+        return None if over else day  # a cap still refuses; nothing is counted
     caps = [(column, cap) for _name, cap, column in _caps(configuration) if cap]
     if _update_usage(configuration, day, "requests = requests + 1", [], caps):
         return day  # the usual case: one statement
@@ -112,11 +115,12 @@ def _count_failure(configuration: Configuration, day) -> None:
 
 
 def refuse_budget(configuration: Configuration, cap: str, *, correlation_id: str, actor: str) -> BudgetExceeded:
-    write_events([{
-        "correlation_id": correlation_id, "decision": "budget_refused", "check_name": "budget",
-        "configuration": configuration.identifier, "provider": configuration.provider.name,
-        "model": configuration.model, "actor": actor[:150], "mode": "", "detail": {"cap": cap},
-    }])
+    if not drafting():  # a draft's refusal is in its report; the draft itself was rolled back
+        write_events([{
+            "correlation_id": correlation_id, "decision": "budget_refused", "check_name": "budget",
+            "configuration": configuration.identifier, "provider": configuration.provider.name,
+            "model": configuration.model, "actor": actor[:150], "mode": "", "detail": {"cap": cap},
+        }])
     return BudgetExceeded(
         _("The configuration %(c)s has reached its %(cap)s cap for today.") % {"c": configuration.identifier, "cap": cap},
         fields={"configuration": [_("budget exceeded: %s") % cap]},
@@ -162,6 +166,23 @@ def chain_of(configuration: Configuration) -> list[Configuration]:
         else:
             chain.append(fallback)
     return chain
+
+
+_HELD_BUDGET = "_gavel_held_over_budget"
+_NOT_HELD = object()
+
+
+def hold_chain(configuration: Configuration) -> None:
+    """Read now what a later rehearsed call of `configuration` reads from the database: its fallbacks
+    (with their providers) and whether each of the chain is over a budget cap. A draft's judges are
+    asked after the draft's transaction is rolled back (judging.cache.Deferral); by then the draft's
+    rows are gone, so its chain is read while the draft stands and kept on the instance."""
+    if configuration.pk is None:
+        return
+    prefetch_related_objects([configuration], Prefetch(
+        "fallback_links", queryset=FallbackLink.objects.select_related("fallback__provider")))
+    for candidate in chain_of(configuration):
+        candidate.__dict__[_HELD_BUDGET] = over_budget(candidate)
 
 
 def _messages_for(configuration: Configuration, messages: list[dict]) -> list[dict]:

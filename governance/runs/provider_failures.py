@@ -14,6 +14,7 @@ from django.db import DatabaseError, transaction
 
 # How a failure reads is a message like every other (governance.messages); named here for the run's callers.
 from governance.messages import failure_for_consumer as for_consumer, failure_sentence as sentence  # noqa: F401
+from governance.runs.rehearsal import drafting
 from governance.screening.pipeline import write_events
 
 logger = logging.getLogger("gavel.completions")
@@ -53,7 +54,7 @@ def record(failures: list[dict], *, configuration, correlation_id: str, actor: s
            answered_by: str | None = None) -> None:
     """One governance event for a chain in which providers failed: which, and how; `answered_by`
     names the fallback that answered in the end, if one did."""
-    if not failures:
+    if not failures or drafting():  # a draft's failures are in its report; the draft was rolled back
         return
     first = failures[0]
     detail = {"failures": failures}

@@ -147,10 +147,7 @@ def check_finished(batch_id) -> bool:
     if done and Batch.objects.filter(pk=batch_id).exclude(callback_url="").exists():
         if settings.CELERY_TASK_ALWAYS_EAGER:
             # Eager Celery would deliver inside the request that finished the batch: a hanging host would hang it.
-            url = Batch.objects.filter(pk=batch_id).values_list("callback_url", flat=True).first() or ""
-            deliver_in_background(f"batch {batch_id}", lambda: post_callback(batch_id),
-                                  lambda: give_up_callback(batch_id), url=url,
-                                  due_again=lambda seconds: deliveries.due_again("batch", batch_id, seconds))
+            deliver_on_lane(batch_id)
             return True
         try:
             celery_task(DELIVER_BATCH_CALLBACK).apply_async(args=[str(batch_id)],
@@ -158,6 +155,14 @@ def check_finished(batch_id) -> bool:
         except Exception:  # noqa: BLE001 - a callback never blocks or fails the work that caused it
             logger.warning("could not queue the callback of batch %s", batch_id, exc_info=True)
     return bool(done)
+
+
+def deliver_on_lane(batch_id) -> None:
+    """The embedded default (no broker): the batch's callback goes to its host's lane in this process."""
+    url = Batch.objects.filter(pk=batch_id).values_list("callback_url", flat=True).first() or ""
+    deliver_in_background(f"batch {batch_id}", lambda: post_callback(batch_id),
+                          lambda: give_up_callback(batch_id), url=url,
+                          due_again=lambda seconds: deliveries.due_again("batch", batch_id, seconds))
 
 
 def post_callback(batch_id) -> bool:

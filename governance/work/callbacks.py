@@ -46,13 +46,13 @@ def callback_allowed(url: str, hosts: list[str] | None = None) -> bool:
         return False
     host = parts.hostname.lower()
     for entry in hosts:
-        allowed_host, allowed_port = _host_entry(entry)
+        allowed_host, allowed_port = host_entry(entry)
         if host == allowed_host and (allowed_port is None or port == allowed_port):
             return True
     return False
 
 
-def _host_entry(entry: str) -> tuple[str, int | None]:
+def host_entry(entry: str) -> tuple[str, int | None]:
     """An allow-list entry as (host, port or None for any): `host`, `host:port`, `[v6]`, `[v6]:port`, bare v6."""
     entry = entry.strip().lower()
     if entry.startswith("["):
@@ -80,7 +80,7 @@ _OPENER = urllib.request.build_opener(_NoRedirects)
 def _explicitly_allowed(url: str) -> bool:
     """Whether the URL's host and port are named together on the allow-list (not a bare host, any port)."""
     return callback_allowed(url, [entry for entry in settings.GAVEL_CALLBACK_HOSTS
-                                  if _host_entry(entry)[1] is not None])
+                                  if host_entry(entry)[1] is not None])
 
 
 def send_callback(url: str, payload: bytes, headers: dict, secret: str, *, what: str) -> tuple[bool, str]:

@@ -447,16 +447,22 @@ def notify(task_id, *, task: Task | None = None) -> None:
     deliveries.opened("task", task_id)
     if settings.CELERY_TASK_ALWAYS_EAGER:
         # Eager Celery would deliver inside the request that finished the task: a hanging host would hang it.
-        status = task.status
-        deliver_in_background(f"task {task_id}", lambda: post_callback(task_id, status),
-                              lambda: give_up_callback(task_id), url=task.callback_url,
-                              due_again=lambda seconds: deliveries.due_again("task", task_id, seconds))
+        deliver_on_lane(task_id, task.status, task.callback_url)
         return
     try:
         celery_task(DELIVER_CALLBACK).apply_async(args=[str(task_id), task.status],
                                                   queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     except Exception:  # noqa: BLE001 - a callback never blocks or fails the screening that caused it
         logger.warning("could not queue the callback of task %s (the sweep sends it)", task_id, exc_info=True)
+
+
+def deliver_on_lane(task_id, status: str, url: str | None = None) -> None:
+    """The embedded default (no broker): the callback goes to its host's lane, a thread of this process."""
+    if url is None:
+        url = Task.objects.filter(pk=task_id).values_list("callback_url", flat=True).first() or ""
+    deliver_in_background(f"task {task_id}", lambda: post_callback(task_id, status),
+                          lambda: give_up_callback(task_id), url=url,
+                          due_again=lambda seconds: deliveries.due_again("task", task_id, seconds))
 
 
 def post_callback(task_id, status: str) -> bool:

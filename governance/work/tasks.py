@@ -113,15 +113,24 @@ def sweep_tasks() -> int:
 
 @app.task(name="governance.sweep_callbacks", ignore_result=True)
 def sweep_callbacks() -> int:
-    """Send again the callbacks whose message may be lost (celery beat; governance/work/deliveries.py)."""
+    """Send again the callbacks whose message may be lost (governance/work/deliveries.py): celery beat runs
+    it; in the embedded default (no broker) the requests do (governance/work/embedded_sweep.py), and the
+    callbacks go to their hosts' lanes in this process."""
+    embedded = settings.CELERY_TASK_ALWAYS_EAGER
     for batch_id in deliveries.unfinished_batches():
         batches.check_finished(batch_id)
     lost = deliveries.lost_task_callbacks()
     for task_id, status in lost:
-        deliver_callback.apply_async(args=[task_id, status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        if embedded:
+            queue.deliver_on_lane(task_id, status)
+        else:
+            deliver_callback.apply_async(args=[task_id, status], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     lost_batches = deliveries.lost_batch_callbacks()
     for batch_id in lost_batches:
-        deliver_batch_callback.apply_async(args=[batch_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
+        if embedded:
+            batches.deliver_on_lane(batch_id)
+        else:
+            deliver_batch_callback.apply_async(args=[batch_id], queue=settings.CELERY_TASK_DEFAULT_QUEUE)
     if lost or lost_batches:
         logger.info("callback sweep sent %d task and %d batch callback(s) again", len(lost), len(lost_batches))
     return len(lost) + len(lost_batches)

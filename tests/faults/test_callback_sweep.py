@@ -101,6 +101,7 @@ def test_a_callback_whose_message_was_lost_is_sent_by_the_sweep_once(hooks, make
     recent = finished_task(hook.url, consumer, minutes_ago=0)  # its message may still be on its way
 
     assert sweep_callbacks() == 1
+    assert wait_until_idle(30)  # without a broker, on its host's lane
     assert [body["id"] for _h, body, _r in hook.received] == [str(lost.pk)]
     headers, _body, raw = hook.received[0]
     assert headers["X-Gavel-Delivery"] == deliveries.delivery_id("task", lost.pk, "ready")
@@ -124,6 +125,7 @@ def test_a_failing_callback_whose_retry_was_lost_is_sent_again_with_the_same_del
     assert sweep_callbacks() == 0  # not yet past its due time and the grace period
     Task.objects.filter(pk=task.pk).update(callback_due_at=timezone.now() - timedelta(minutes=2))
     assert sweep_callbacks() == 1
+    assert wait_until_idle(30)
     assert len(hook.received) == 2 and len(set(hook.ids())) == 1
     assert Task.objects.get(pk=task.pk).callback_status == "delivered"
 
@@ -221,3 +223,71 @@ def test_one_consumers_hanging_host_does_not_delay_another_consumers_callbacks(h
         assert wait_until_idle(60)
         hanging.close()
     assert {row.callback_status for row in Task.objects.filter(pk__in=[t.pk for t in stuck])} == {"failed"}
+
+
+# --- finding 11 in the embedded default: no celery beat, so the server's requests run the sweep ---
+@pytest.fixture
+def sweeping_requests(settings):
+    from governance.work import embedded_sweep
+
+    settings.GAVEL_SWEEP_ON_REQUESTS = True
+    settings.GAVEL_SWEEP_INTERVAL_SECONDS = 60
+    embedded_sweep.forget()
+    yield embedded_sweep
+    deadline = time.monotonic() + 30
+    while embedded_sweep._state["running"] and time.monotonic() < deadline:
+        time.sleep(0.02)
+    embedded_sweep.forget()
+
+
+def wait_for(condition, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, "not within the time allowed"
+        time.sleep(0.05)
+
+
+def test_without_a_broker_a_request_starts_the_sweep_at_most_once_an_interval(hooks, sweeping_requests, client,
+                                                                            make_consumer):
+    hook = hooks()
+    consumer, _token = make_consumer("hook-app")
+    lost = finished_task(hook.url, consumer)  # left open by a process that stopped before delivering it
+    assert client.get("/healthz").status_code in (200, 503)
+    wait_for(lambda: len(hook.received) == 1)
+    assert hook.ids() == [deliveries.delivery_id("task", lost.pk, "ready")]
+    wait_for(lambda: Task.objects.get(pk=lost.pk).callback_status == "delivered")
+
+    # Within the interval another request starts no sweep: a second lost callback waits for the next one.
+    second = finished_task(hook.url, consumer)
+    wait_for(lambda: not sweeping_requests._state["running"])
+    client.get("/healthz")
+    time.sleep(1.0)
+    assert len(hook.received) == 1 and Task.objects.get(pk=second.pk).callback_status == ""
+    sweeping_requests._state["last"] -= 61  # the interval has passed
+    client.get("/healthz")
+    wait_for(lambda: len(hook.received) == 2)
+    assert hook.ids()[1] == deliveries.delivery_id("task", second.pk, "ready")
+
+
+def test_with_a_broker_the_requests_leave_the_sweep_to_celery_beat(hooks, sweeping_requests, settings, client):
+    hook = hooks()
+    finished_task(hook.url)
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    client.get("/healthz")
+    time.sleep(1.0)
+    assert sweeping_requests._state["last"] is None and hook.received == []
+
+
+def test_the_sweep_command_delivers_without_a_broker_and_waits(hooks, make_consumer):
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    hook = hooks()
+    consumer, _token = make_consumer("hook-app")
+    lost = finished_task(hook.url, consumer)
+    out = StringIO()
+    call_command("sweep_callbacks", stdout=out)
+    assert "Sent 1 callback(s) again (delivered here)." in out.getvalue()
+    assert hook.ids() == [deliveries.delivery_id("task", lost.pk, "ready")]  # delivered before it returned
+    assert Task.objects.get(pk=lost.pk).callback_status == "delivered"

@@ -8,6 +8,14 @@ cases) and the run is repeated for each seed of GAVEL_FUZZ_SEEDS (default 1,2,3)
 draw decides. The coverage phase (cases derived from the schema's bounds; seven of the ten minutes of a
 loaded run) runs with the first seed only; fuzzing and the stateful phase run with every seed. The long run (docs/operations.md):
 GAVEL_FUZZ_EXAMPLES=250 GAVEL_FUZZ_SEEDS=1,2,3,4,5 .venv/bin/python -m pytest tests/production/test_schema_fuzz.py
+
+No hook touches a request or skips a check (issue 25, finding 17): the schema states what the server
+enforces (a callback URL's allow-list as a pattern, bounds as minimum and maxLength). Most generated bodies
+name configurations that do not exist and stop at 404, so what lies behind (the Responses API's input
+items, say) is not reached here: test_schema_bounds.py draws schema-valid Responses bodies naming a granted
+configuration and requires that the server takes them. The settings file only switches schemathesis' error feedback off and, for the two
+operations whose body is a whole policy document, accepts the import's 400 naming each path (what no JSON
+Schema can say: that a configuration names a provider of the document or the database, say).
 """
 import os
 import re

@@ -207,7 +207,9 @@ def test_a_passed_parameter_reaches_the_provider_or_is_refused_naming_it(api, pr
 
 
 @pytest.mark.parametrize("extra", [{"metadata": {"a": "b"}}, {"store": True}, {"safety_identifier": "u-1"},
-                                   {"prompt_cache_key": "k"}, {"stream_options": {"include_obfuscation": False}}])
+                                   {"prompt_cache_key": "k"}, {"stream_options": {"include_obfuscation": False}},
+                                   # The schema's one value for a summary (issue 25: it was a 400).
+                                   {"reasoning": {"summary": None, "generate_summary": None}}])
 def test_members_that_change_nothing_sent_are_accepted(api, provider_server, extra):
     response = post(api, input="Hi.", **extra)
     assert response.status_code == 200, response.content

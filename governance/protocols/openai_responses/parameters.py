@@ -63,8 +63,9 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("max_output_tokens", {"type": "integer", "minimum": 1}, MAX_TOKENS,
               "Capped by the configuration's max_tokens."),
     Parameter("parallel_tool_calls", {"type": "boolean"}, WITH_TOOLS, "Sent with tools only."),
+    # A summary may be given as null (the schema's one value); any other is refused below as unsupported.
     Parameter("reasoning", {"type": "object", "properties": {
-        "effort": {"type": "string"}, "summary": {"type": "string"}, "generate_summary": {"type": "string"}}},
+        "effort": {"type": "string"}, "summary": _ANY, "generate_summary": _ANY}},
         READ, "`effort` reaches the provider as reasoning_effort; summaries are not returned."),
     Parameter("metadata", {"type": "object", "additionalProperties": {"type": "string"}}, ACCEPTED,
               "Echoed on the response."),

@@ -6,19 +6,35 @@ from governance.api.serializers import CompletionRequestSerializer
 from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
 from governance.protocols.openai_responses.parameters import PARAMETERS
 
-TEXT_PART = {"type": "object", "required": ["type"], "properties": {
-    "type": {"type": "string", "enum": ["input_text", "output_text", "refusal"]},
-    "text": {"type": "string"}, "refusal": {"type": "string"}}}
-ITEM = {"type": "object", "description": "A message (`role`, `content`: a string or text parts), a `function_call` "
-        "(`call_id`, `name`, `arguments`), a `function_call_output` (`call_id`, `output`) or a `reasoning` item "
-        "passed back (not sent to the provider). Other members an item carries (`id`, `status`) are ignored.",
-        "properties": {
-            "type": {"type": "string", "enum": ["message", "function_call", "function_call_output", "reasoning"]},
-            "role": {"type": "string", "enum": ["user", "assistant", "system", "developer"]},
-            "content": {"oneOf": [{"type": "string"}, {"type": "array", "items": TEXT_PART}]},
-            "call_id": {"type": "string"}, "name": {"type": "string"}, "arguments": {"type": "string"},
-            "output": {"oneOf": [{"type": "string"}, {"type": "array", "items": TEXT_PART}]}},
-        "additionalProperties": True}
+NO_NUL = "^[^\\u0000]*$"  # the chat messages an input becomes refuse the null character
+PLAIN = {"type": "string", "pattern": NO_NUL}
+NAME = {"type": "string", "minLength": 1, "pattern": NO_NUL}
+TEXT_PART = {"type": "object", "required": ["type", "text"], "properties": {
+    "type": {"type": "string", "enum": ["input_text", "output_text"]}, "text": PLAIN}}
+REFUSAL_PART = {"type": "object", "required": ["type", "refusal"], "properties": {
+    "type": {"type": "string", "enum": ["refusal"]}, "refusal": PLAIN}}
+TEXT_CONTENT = {"oneOf": [PLAIN, {"type": "array", "items": TEXT_PART}]}
+
+
+def _message(roles: list[str], content: dict) -> dict:
+    return {"type": "object", "required": ["role", "content"], "properties": {
+        "type": {"type": "string", "enum": ["message"]}, "role": {"type": "string", "enum": roles},
+        "content": content}}
+
+
+ITEM = {"oneOf": [
+    _message(["user", "system", "developer"], TEXT_CONTENT),
+    # Only an assistant's message may hold a refusal part.
+    _message(["assistant"], {"oneOf": [PLAIN, {"type": "array", "items": {"oneOf": [TEXT_PART, REFUSAL_PART]}}]}),
+    {"type": "object", "required": ["type", "call_id", "name", "arguments"], "properties": {
+        "type": {"type": "string", "enum": ["function_call"]}, "call_id": NAME, "name": NAME, "arguments": PLAIN}},
+    {"type": "object", "required": ["type", "call_id", "output"], "properties": {
+        "type": {"type": "string", "enum": ["function_call_output"]}, "call_id": NAME, "output": TEXT_CONTENT}},
+    {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["reasoning"]}}},
+], "description": "A message (`role`, `content`: a string or text parts), a `function_call` (`call_id`, `name`, "
+   "`arguments`), a `function_call_output` (`call_id`, `output`) or a `reasoning` item passed back (not sent to "
+   "the provider). Other members an item carries (`id`, `status`) are ignored. What no schema says: an input "
+   "of reasoning items only has nothing to screen (400 naming `input`)."}
 FUNCTION_TOOL = {"type": "object", "required": ["type", "name"], "properties": {
     "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string", "minLength": 1},
     "description": {"type": "string"}, "parameters": {"type": "object", "additionalProperties": True},
@@ -32,7 +48,8 @@ TEXT = {"type": "object", "properties": {
             "schema": {"type": "object", "additionalProperties": True}, "strict": {"type": "boolean"}}}]},
     "verbosity": {"type": "string", "description": "Reaches the provider as verbosity."}}}
 SPECIFIC = {
-    "input": {"oneOf": [{"type": "string"}, {"type": "array", "items": ITEM, "minItems": 1}]},
+    "input": {"oneOf": [PLAIN, {"type": "array", "items": ITEM, "minItems": 1}]},
+    "instructions": PLAIN,
     "tools": {"type": "array", "items": FUNCTION_TOOL},
     "tool_choice": {"oneOf": [{"type": "string", "enum": ["auto", "none", "required"]},
                               {"type": "object", "required": ["type", "name"], "properties": {
@@ -73,4 +90,7 @@ class ResponsesRequestScheme(OpenApiSerializerExtension):
                 else schema
         return {"type": "object", "required": ["model", "input"], "properties": properties,
                 "additionalProperties": False,
-                "description": "A member not listed here is refused with 400 `unsupported_parameter` naming it."}
+                "description": "A member not listed here is refused with 400 `unsupported_parameter` naming it. "
+                               "So is a value passed to the provider (`top_p`, `reasoning.effort`, "
+                               "`text.verbosity`, …) that the route of the configuration's provider does not "
+                               "take: which these are depends on the configuration."}
