@@ -160,7 +160,7 @@ def main() -> None:
                  in_process(lambda: litellm.completion(**bare_kwargs), args.requests))
             keep(("baseline", "term matcher alone, 1,000 words"),
                  in_process(lambda: matcher.find(TEXT), args.requests * 10))
-            for label, root in roots:
+            for label, root in (roots if _round % 2 == 0 else roots[::-1]):  # which goes first alternates
                 server = start_gunicorn(root, env, args.port)
                 post = poster(args.port, token)
                 try:

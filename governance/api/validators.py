@@ -9,8 +9,8 @@ _SURROGATE = re.compile("[\ud800-\udfff]")
 
 class ProhibitSurrogates(ProhibitSurrogateCharactersValidator):
     """DRF's refusal of lone surrogates (same message, same code), by one regular-expression search: DRF's
-    own loops over every character in Python — 12% of the CPU of a screening of a 2 KB text through
-    gunicorn (docs/operations.md, "The request path, profiled")."""
+    own loops over every character in Python (47 µs per 2 KB text, 4.5 µs this way; docs/operations.md,
+    "The request path, profiled")."""
 
     def __call__(self, value):
         found = _SURROGATE.search(str(value))
