@@ -9,7 +9,7 @@ Completions'.
 
 Both endpoints run in-process (Django test client, a fresh in-memory SQLite database) on the same configuration,
 messages and answer, interleaved request by request (which goes first alternates). The provider answers
-instantly: judging.llm.complete / judging.llm.stream are replaced by functions that return the same
+instantly: judging.llm.complete / stream / whole_answer are replaced by functions that return the same
 reply at once, so what is timed is Gavel alone — parsing, authorisation, budget and usage writes, the
 screening, rendering — and the difference is the gateway's translation. The overhead is the median of the
 per-pair differences (each gateway request minus the completions request it was paired with), not a
@@ -61,6 +61,8 @@ def instant_provider():
 
     llm.complete = lambda target, messages, **options: reply()
     llm.stream = lambda target, messages, **options: Handle()
+    # A held stream asks for the whole answer (governance/runs/completions.py: open_stream).
+    llm.whole_answer = lambda target, messages, **options: llm.WholeAnswer(reply())
 
 
 def timed(client, path: str, body: dict, stream: bool) -> tuple[float, float]:

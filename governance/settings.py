@@ -374,6 +374,10 @@ GAVEL_TASK_SWEEP_GRACE_SECONDS = env_int("GAVEL_TASK_SWEEP_GRACE_SECONDS", 120)
 # A worker process shares this many PostgreSQL connections among its threads (psycopg's pool);
 # a thread gives its connection back while it waits for a model (docs/operations.md).
 GAVEL_WORKER_DB_CONNECTIONS = env_int("GAVEL_WORKER_DB_CONNECTIONS", 8)
+# `manage.py run_workers` (the README's worker line): this many worker processes, one per core unless
+# set (governance/work/supervisor.py); a dead one is started again after GAVEL_WORKER_RESTART_SECONDS.
+GAVEL_WORKER_PROCESSES = env_int("GAVEL_WORKER_PROCESSES", 0) or max(1, len(os.sched_getaffinity(0)))
+GAVEL_WORKER_RESTART_SECONDS = float(os.environ.get("GAVEL_WORKER_RESTART_SECONDS", "1"))
 # A queued task whose provider is at a limit waits this long in its worker thread before it is sent
 # again with a countdown (SPEC 10.1); a completion waits up to its timeout, then 429 provider_busy.
 GAVEL_TASK_LIMIT_WAIT_SECONDS = env_int("GAVEL_TASK_LIMIT_WAIT_SECONDS", 2)

@@ -49,8 +49,10 @@ order. Each is a dict; every key is optional:
 ``model``          the model the response reports (default: the requested one)
 ``stream_chunks``  explicit text deltas for a streamed answer (default: ``text`` split by word)
 ``chunk_delay``    seconds between streamed chunks
-``fail_after``     streamed: drop the connection after this many text chunks
-``error_after``    streamed: after this many text chunks send an SSE error event and stop
+``fail_after``     streamed: drop the connection after this many text chunks; not streamed: send
+                   the status, the headers and half the body, then drop (a body that broke off)
+``error_after``    streamed: after this many text chunks send an SSE error event and stop; not
+                   streamed: the body breaks off as with ``fail_after``
 ``decision``       decisions: ``{"answers": {key: answer} | [answer, ...]}`` used as given
                    (a list is matched to the questions in order), or a template such as
                    ``{"choice": "deny", "confidence": 0.95, "probabilities": {...}}``
@@ -420,11 +422,34 @@ class _Handler(BaseHTTPRequestHandler):
             if body.get("stream"):
                 self._stream_chat(entry, body, headers)
             else:
-                self._send_json(200, self._chat_completion(entry, body), headers)
+                self._answer_whole(entry, body, headers)
         elif kind == "systemone":
             self._send_json(200, self._systemone(entry, body), headers)
         else:
             self._send_json(200, self._openai_decision(entry, body), headers)
+
+    def _answer_whole(self, entry: Mapping[str, Any], body: Mapping[str, Any], headers: Mapping[str, str]) -> None:
+        """A chat answer asked for without streaming. An entry scripted as a stream answers the same
+        text, after the time its chunks would have taken; one scripted to break off mid-stream breaks
+        its body off the same way (what Gavel asks for a stream it holds, governance/runs/completions.py)."""
+        if "stream_chunks" in entry and entry.get("text") is None:
+            entry = {**entry, "text": "".join(str(piece) for piece in entry["stream_chunks"])}
+        pieces = len(entry["stream_chunks"]) if "stream_chunks" in entry else len(_split_text(entry.get("text") or ""))
+        chunk_delay = float(entry.get("chunk_delay") or 0)
+        if chunk_delay:
+            time.sleep(chunk_delay * pieces)
+        completion = self._chat_completion(entry, body)
+        if entry.get("fail_after") is None and entry.get("error_after") is None:
+            self._send_json(200, completion, headers)
+            return
+        data = json.dumps(completion).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data[: len(data) // 2])
+        self.wfile.flush()
+        self._drop()
 
     def _usage(self, entry: Mapping[str, Any], body: Mapping[str, Any], text: str, calls: list) -> dict:
         given = entry.get("usage") or {}

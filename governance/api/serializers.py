@@ -6,7 +6,9 @@ from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
+from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
+from governance.api.validators import ProhibitSurrogates
 from governance.screening.pipeline import KINDS
 from governance.screening.text import MAX_JSON_DEPTH, nested_deeper_than
 
@@ -30,6 +32,8 @@ class AsGiven:
     def __init__(self, *args, **kwargs):
         kwargs.setdefault("trim_whitespace", False)
         super().__init__(*args, **kwargs)
+        self.validators = [ProhibitSurrogates() if type(v) is ProhibitSurrogateCharactersValidator else v
+                           for v in self.validators]
 
 
 class String(JSONTyped, AsGiven, serializers.CharField):

@@ -138,9 +138,18 @@ def open_stream(call: PreparedCall):
 
     Errors before the first chunk raise the ordinary API errors (SPEC §8.1);
     returns (handle, iterator, first chunk, serving configuration, usage day).
-    """
-    from judging.llm import ProviderError, UnsupportedParameters, stream
 
+    A stream Gavel will hold (decided here, before any provider is asked) sends nothing before its
+    verdict, so it asks the provider for the whole answer without streaming (`whole_answer`): the
+    same steps follow, at a plain call's cost. Its first chunk is then None and the answer comes
+    from the iterator; an answer that broke off after it began is raised from there, like a stream
+    broken after its first chunk. The handle carries the facts that decided the hold.
+    """
+    from judging.llm import ProviderError, UnsupportedParameters, stream, whole_answer
+
+    facts = call.facts()
+    held = holds_stream(facts)
+    ask = whole_answer if held else stream
     errors, failures = [], []
 
     def log_failures(answered_by=None):
@@ -163,11 +172,11 @@ def open_stream(call: PreparedCall):
                                     correlation_id=call.correlation_id, actor=call.actor)
             continue
         try:
-            handle = stream(model_target(candidate), _messages_for(candidate, call.messages),
-                            **sampling(candidate, call.options))
-            handle.limit_slot = slot
+            handle = ask(model_target(candidate), _messages_for(candidate, call.messages),
+                         **sampling(candidate, call.options))
+            handle.limit_slot, handle.facts, handle.held = slot, facts, held
             iterator = iter(handle)
-            first = next(iterator, None)
+            first = None if held else next(iterator, None)
         except BaseException as exc:
             slot.release()
             if isinstance(exc, UnsupportedParameters):
@@ -199,14 +208,22 @@ def planned_steps(call: PreparedCall, opened):
     """(steps, done) of an opened stream. A held stream sends nothing before its verdict (SPEC §8.1), so
     it is screened here, before the response starts, and `done` (its last step's data) lets the
     response's headers carry the outcome (§11.1); a live stream's steps are a generator, `done` None."""
-    served = opened[3]
-    # The same facts decide the hold and are screened, so the term lists' scope is read once.
-    facts = call.facts(served.provider)
+    facts, held = _hold_of(call, opened)
     steps = stream_steps(call, opened, facts)
-    if not holds_stream(facts):
+    if not held:
         return steps, None
     steps = list(steps)
     return steps, steps[-1][1]
+
+
+def _hold_of(call: PreparedCall, opened, facts=None) -> tuple[CallFacts, bool]:
+    """(facts, held) of an opened stream: as open_stream decided them, now naming who served.
+    The same facts decide the hold and are screened, so the term lists' scope is read once."""
+    handle, served = opened[0], opened[3]
+    facts = facts or getattr(handle, "facts", None) or call.facts()
+    facts.served_by = served.provider
+    held = getattr(handle, "held", None)
+    return facts, holds_stream(facts) if held is None else held
 
 
 def stream_steps(call: PreparedCall, opened=None, facts=None):
@@ -214,10 +231,9 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
     every wire format (Gavel's SSE here, OpenAI chunks in governance/protocols/openai_chat)."""
     from judging.llm import ProviderError
 
-    handle, iterator, first, served, day = opened or open_stream(call)
-    # The same facts decide the hold and are screened, so the term lists' scope is read once.
-    facts = facts or call.facts(served.provider)
-    held = holds_stream(facts)
+    opened = opened or open_stream(call)
+    handle, iterator, first, served, day = opened
+    facts, held = _hold_of(call, opened, facts)
     redactor = StreamRedactor()
     parts: list[str] = []
     try:

@@ -3,7 +3,7 @@
 from judging.llm.calls import DEMO_ROUTE, check_parameters, complete, decide, demo_answer
 from judging.llm.errors import ProviderError, UnsupportedParameters, classify_error
 from judging.llm.loader import preload
-from judging.llm.streams import StreamHandle, stream
+from judging.llm.streams import StreamHandle, WholeAnswer, stream, whole_answer
 from judging.llm.targets import DecisionReply, ModelReply, ModelTarget, model_string
 from judging.llm.usage import token_count
 
@@ -15,6 +15,7 @@ __all__ = [
     "ProviderError",
     "StreamHandle",
     "UnsupportedParameters",
+    "WholeAnswer",
     "check_parameters",
     "classify_error",
     "complete",
@@ -24,4 +25,5 @@ __all__ = [
     "preload",
     "stream",
     "token_count",
+    "whole_answer",
 ]

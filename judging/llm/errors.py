@@ -154,6 +154,14 @@ def _exception_chain(error: BaseException) -> list[BaseException]:
     return seen
 
 
+def answer_broke_off(error: BaseException) -> bool:
+    """True when the provider had begun its answer (status and headers arrived) and the body then
+    stopped short of its declared end: the plain call's counterpart of a stream that broke after its
+    first chunk. h11 (under httpx, under the openai and anthropic clients) says so in these words for
+    a short Content-Length body and for an unfinished chunked one alike."""
+    return any("complete message body" in str(item) for item in _exception_chain(error))
+
+
 def _is_refused(error: BaseException) -> bool:
     """Nothing listens at the address (errno ECONNREFUSED), however deep httpx wrapped it."""
     return isinstance(error, ConnectionRefusedError) or "connection refused" in str(error).lower() \

@@ -89,7 +89,7 @@ def test_the_production_block_works_as_written_from_a_fresh_clone(postgres_serve
     script = ["set -euo pipefail"]
     for line in block.splitlines():
         command = line.split("#", 1)[0].rstrip()
-        if any(f"/{program} " in command for program in LONG_RUNNING):
+        if any(f"/{program} " in command for program in LONG_RUNNING) or "manage.py run_workers" in command:
             script.append(f"{command} > {command.split()[0].rsplit('/', 1)[1]}-$$.log 2>&1 &")
         else:
             script.append(command)

@@ -1,0 +1,197 @@
+"""CPU per request through gunicorn (issue 30): a plain OpenAI-gateway call, a held 40-chunk stream and
+a screening against 1,000 forbidden words, each as the CPU the web processes (gunicorn's master and its
+workers, read from /proc) spent per request, beside its own baseline measured in the same run: bare
+`litellm.completion` of the same call in this process for the gateway, the term matcher alone on the
+same text for the screening. With `--old PATH` (a checkout of an earlier commit, e.g. made by
+`git worktree add /tmp/h-cost-old cadd143`) the same rows are measured against gunicorn started from
+that checkout on the same database, rounds interleaved.
+
+Run: DATABASE_URL is not needed (a new PostgreSQL database is made and dropped):
+    .venv/bin/python benchmarks/gunicorn_cpu.py [--requests 300] [--rounds 2] [--old /tmp/h-cost-old]
+        [--postgres postgres://postgres@127.0.0.1:5432] [--cache redis://127.0.0.1:6379/13]
+
+Real parts: gunicorn (2 sync workers, as `-w 2`), PostgreSQL, Redis (CACHE_URL), the local provider
+server in a process of its own (answering 40 words at once). Requests are sent one at a time by one
+client thread (a sync worker serves one at a time anyway); CPU is total over N requests divided by N,
+the database's and Redis's own CPU not included. Targets: plain call <= 8 ms, screening <= 1.5 ms.
+"""
+from __future__ import annotations
+
+import argparse
+import http.client
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.gateway_cpu import ANSWER, MESSAGES  # noqa: E402
+from benchmarks.inprocess import new_postgres_database, provider_in_another_process  # noqa: E402
+from benchmarks.load import TERMS, TEXT  # noqa: E402
+
+TICKS = os.sysconf("SC_CLK_TCK")
+TARGET_PLAIN_MS, TARGET_SCREENING_MS = 8.0, 1.5
+
+
+def tree_cpu(pid: int) -> float:
+    """CPU seconds of a process and its live children (gunicorn's workers)."""
+    total = 0.0
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        total += (int(fields[11]) + int(fields[12])) / TICKS
+        for task in Path(f"/proc/{pid}/task").iterdir():
+            for child in (task / "children").read_text().split():
+                total += tree_cpu(int(child))
+    except (FileNotFoundError, ProcessLookupError):
+        pass
+    return total
+
+
+def start_gunicorn(root: Path, env: dict, port: int) -> subprocess.Popen:
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gunicorn", "governance.wsgi:application", "-w", "2", "-b", f"127.0.0.1:{port}",
+         "--timeout", "60"], cwd=root, env={**env, "PYTHONPATH": str(root)},
+        stdout=open(f"/tmp/gunicorn-cpu-{port}.log", "w"), stderr=subprocess.STDOUT)
+    for _ in range(400):
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz", timeout=1):
+                return process
+        except Exception:  # noqa: BLE001 - not up yet
+            time.sleep(0.05)
+    process.kill()
+    sys.exit(f"gunicorn from {root} did not start; see /tmp/gunicorn-cpu-{port}.log")
+
+
+def poster(port: int, token: str):
+    def post(path: str, body: dict, stream: bool = False) -> bytes:
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        conn.request("POST", path, json.dumps(body), {"Authorization": f"Bearer {token}",
+                                                      "Content-Type": "application/json"})
+        response = conn.getresponse()
+        data = response.read()
+        conn.close()
+        assert response.status == 200, data[:500]
+        return data
+    return post
+
+
+def cpu_per_request(pid: int, send, requests: int) -> float:
+    for _ in range(30):
+        send()
+    time.sleep(0.3)
+    before = tree_cpu(pid)
+    for _ in range(requests):
+        send()
+    time.sleep(0.3)  # the workers' own after-response work
+    return (tree_cpu(pid) - before) * 1000 / requests
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds; each row keeps its lowest")
+    parser.add_argument("--old", type=Path, default=None, help="a checkout of an earlier commit to compare")
+    parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
+    parser.add_argument("--cache", default="redis://127.0.0.1:6379/13")
+    parser.add_argument("--port", type=int, default=18510)
+    args = parser.parse_args()
+
+    os.environ["DATABASE_URL"] = new_postgres_database(args.postgres.rstrip("/"), "gavel-gunicorn-cpu-")
+    os.environ.update({"CACHE_URL": args.cache, "DJANGO_SETTINGS_MODULE": "governance.settings",
+                       "SECRET_KEY": "gunicorn-cpu-benchmark-" + "k" * 40, "ALLOWED_HOSTS": "127.0.0.1",
+                       "LOG_LEVEL": "WARNING", "BENCH_API_KEY": "bench-key", "DEBUG": "0"})
+    os.environ.pop("GAVEL_TESTING", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+    from governance.models import Configuration, Consumer, Provider
+    from judging.llm.loader import _litellm
+    from termlists.matcher import TermMatcher
+    from termlists.models import TermList
+
+    env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
+    with provider_in_another_process({"text": ANSWER}) as base_url:
+        provider = Provider.objects.create(name="local", route="openai", api_base=base_url,
+                                           api_key_env="BENCH_API_KEY", trust_zone="local", timeout=10)
+        configuration = Configuration.objects.create(identifier="newsletter", provider=provider, model="writer")
+        terms = TermList.objects.create(name="forbidden", forbidden="\n".join(TERMS))
+        terms.configurations.add(configuration)
+        consumer = Consumer(name="bench", throttle_rate="1000000/min")
+        token = consumer.issue_token()
+        consumer.save()
+        consumer.configurations.set([configuration])
+        from django.db import connections
+
+        connections.close_all()
+
+        litellm = _litellm()
+        bare_kwargs = {"model": "openai/writer", "messages": MESSAGES, "api_key": "bench-key", "api_base": base_url,
+                       "timeout": 10.0, "max_retries": 0, "num_retries": 0}
+        matcher = TermMatcher(TERMS)
+
+        def in_process(work, count: int) -> float:
+            for _ in range(20):
+                work()
+            time.sleep(0.2)
+            before = time.process_time()
+            for _ in range(count):
+                work()
+            time.sleep(0.2)
+            return (time.process_time() - before) * 1000 / count
+
+        roots = [("this checkout", ROOT)] + ([("old commit", args.old.resolve())] if args.old else [])
+        rows: dict[tuple[str, str], float] = {}
+        loads: dict[tuple[str, str], float] = {}
+
+        def keep(key, value):
+            rows[key] = min(rows.get(key, value), value)
+            loads[key] = os.getloadavg()[0]
+
+        for _round in range(args.rounds):
+            keep(("baseline", "bare litellm.completion, plain"),
+                 in_process(lambda: litellm.completion(**bare_kwargs), args.requests))
+            keep(("baseline", "term matcher alone, 1,000 words"),
+                 in_process(lambda: matcher.find(TEXT), args.requests * 10))
+            for label, root in (roots if _round % 2 == 0 else roots[::-1]):  # which goes first alternates
+                server = start_gunicorn(root, env, args.port)
+                post = poster(args.port, token)
+                try:
+                    keep((label, "gateway, plain"), cpu_per_request(server.pid, lambda: post(
+                        "/openai/v1/chat/completions", {"model": "newsletter", "messages": MESSAGES}), args.requests))
+                    keep((label, "gateway, held 40-chunk stream"), cpu_per_request(server.pid, lambda: post(
+                        "/openai/v1/chat/completions", {"model": "newsletter", "messages": MESSAGES, "stream": True}),
+                        args.requests))
+                    keep((label, "screening, 1,000 forbidden words"), cpu_per_request(server.pid, lambda: post(
+                        "/api/v1/screenings", {"configuration": "newsletter", "text": TEXT}), args.requests))
+                finally:
+                    server.terminate()
+                    server.wait(timeout=30)
+
+    bare, match = rows[("baseline", "bare litellm.completion, plain")], rows[("baseline", "term matcher alone, 1,000 words")]
+    print(f"\nCPU per request through gunicorn (2 sync workers, master + workers from /proc), {args.requests} requests "
+          f"per row, lowest of {args.rounds} interleaved rounds; PostgreSQL + Redis; {os.cpu_count()} CPUs")
+    print(f"{'where':<15}{'request':<36}{'CPU ms':>9}{'x baseline':>12}{'x old':>8}{'load 1m':>9}")
+    for (label, name), value in rows.items():
+        base = match if "screening" in name or "matcher" in name else bare
+        old = rows.get(("old commit", name))
+        versus = f"{value / old:.2f}x" if old and label != "old commit" else "-"
+        print(f"{label:<15}{name:<36}{value:>9.2f}{value / base:>11.2f}x{versus:>8}{loads[(label, name)]:>9.2f}")
+    plain, screening = rows[("this checkout", "gateway, plain")], rows[("this checkout", "screening, 1,000 forbidden words")]
+    print(f"\nbaselines: bare litellm.completion {bare:.2f} ms (gateway rows), the matcher alone {match:.3f} ms "
+          f"(screening row), both in this process")
+    print(f"target plain call <= {TARGET_PLAIN_MS:g} ms: {'met' if plain <= TARGET_PLAIN_MS else 'NOT met'} "
+          f"({plain:.2f} ms)")
+    print(f"target screening <= {TARGET_SCREENING_MS:g} ms: {'met' if screening <= TARGET_SCREENING_MS else 'NOT met'} "
+          f"({screening:.2f} ms)")
+
+
+if __name__ == "__main__":
+    main()
