@@ -11,11 +11,12 @@ from governance.admin.forms import ListTextField, OrderedConfigurationsField, Ta
 from governance.admin.policy import ConfigurationAdmin, ProviderAdmin
 from governance.admin.consumers import ConsumerAdmin
 from governance.admin.log import GovernanceEventAdmin, TaskAdmin
-# The policy examples and release pages register themselves.
+from governance.admin.examples import PolicyExampleAdmin
+# The release pages (test, history) are views of their own.
 from governance.policy import release_admin
 
 __all__ = ["ConfigurationAdmin", "ConsumerAdmin", "GovernanceEventAdmin", "ListTextField",
-           "OrderedConfigurationsField", "ProviderAdmin", "TagListField", "TaskAdmin", "release_admin"]
+           "OrderedConfigurationsField", "PolicyExampleAdmin", "ProviderAdmin", "TagListField", "TaskAdmin", "release_admin"]
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")

@@ -1,4 +1,4 @@
-"""Policy releases in the admin (SPEC §12): the examples, the *Test the policy* page and the *Policy history*
+"""Policy releases in the admin (SPEC §12): the *Test the policy* page and the *Policy history*
 page (versions, a diff between two, restore through the gate). Thin views over governance.policy.release.
 """
 import yaml
@@ -11,7 +11,6 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from governance import policy
-from governance.models import PolicyExample
 from governance.records.permissions import is_administrator
 from governance.policy import release, versions
 from governance.policy.testing import JUDGE_MODES
@@ -19,47 +18,6 @@ from governance.policy.loading import load_yaml
 
 MSG_HISTORY_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may see and restore policy versions: "
                                        "they hold every admin-only field.")
-
-
-class PolicyExampleForm(forms.ModelForm):
-    class Meta:
-        model = PolicyExample
-        fields = "__all__"
-
-    def clean(self):
-        """The same checks as the policy file's examples section (names that exist, findings' shapes)."""
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        example = PolicyExample(**{k: v for k, v in cleaned.items() if k in {f.name for f in PolicyExample._meta.fields}})
-        record = policy.examples.as_document(example)
-        errors = policy.errors_of_document({"examples": [record]})
-        where = {"expect.outcome": "expect_outcome", "expect.findings": "expect_findings",
-                 "expect.absent": "expect_absent"}
-        for path, texts in errors.items():
-            key = path.removeprefix("examples[0].").removeprefix("examples[0]")
-            field_name = next((f for p, f in where.items() if key.startswith(p)), key.split(".")[0].split("[")[0])
-            for text in texts:
-                detail = "" if key in ("", field_name) else f"{key}: "
-                self.add_error(field_name if field_name in self.fields else None, detail + text)
-        return cleaned
-
-
-@admin.register(PolicyExample)
-class PolicyExampleAdmin(admin.ModelAdmin):
-    """Policy editors write examples: they change what is tested, never what is enforced (SPEC §12.1)."""
-
-    form = PolicyExampleForm
-    list_display = ("name", "configuration", "expect_outcome", "kept_by", "updated")
-    list_filter = ("expect_outcome", "configuration")
-    search_fields = ("name", "configuration", "note")
-    readonly_fields = ("kept_by", "kept_at", "from_task", "created", "updated")
-    fieldsets = (
-        (None, {"fields": ("name", "configuration", "also", "kind", "site", "language", "format", "text",
-                           "tool_calls")}),
-        (gettext_lazy("Expected"), {"fields": ("expect_outcome", "expect_findings", "expect_absent", "note")}),
-        (gettext_lazy("Kept from review"), {"fields": ("kept_by", "kept_at", "from_task", "created", "updated")}),
-    )
 
 
 class PolicyTestForm(forms.Form):
