@@ -13,6 +13,7 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from governance import policy
+from governance.admin.drafting import DraftedAdminMixin
 from governance.admin.example_fields import (FindingsField, NamedChoiceField, NamedMultipleChoiceField,
                                              configuration_names, kind_choices, known_names, unknown)
 from governance.errors import UnknownRecord
@@ -98,9 +99,10 @@ def try_example(example: PolicyExample, judges: str) -> dict:
 
 
 @admin.register(PolicyExample)
-class PolicyExampleAdmin(admin.ModelAdmin):
+class PolicyExampleAdmin(DraftedAdminMixin, admin.ModelAdmin):
     """Policy editors write examples: they change what is tested, never what is enforced (SPEC §12.1)."""
 
+    policy_section = "examples"
     form = PolicyExampleForm
     change_form_template = "admin/governance/policyexample/change_form.html"
     list_display = ("name", "configuration", "expect_outcome", "kept_by", "updated")

@@ -1,0 +1,128 @@
+"""The draft page's pieces (governance/admin/drafts.py): the replay window, and the report's parts as rows a
+template shows — diff lines, changes, conflicts side by side, examples live vs draft, replayed texts.
+
+The report holds no text: a changed text's passage is read here, from the retained task, and only for
+people allowed to read texts in the review UI (governance.work.editors.is_editor).
+"""
+from __future__ import annotations
+
+from django import forms
+from django.urls import reverse
+from django.utils.translation import gettext_lazy as _
+
+from governance.models import Task
+from governance.policy.dump import to_yaml
+from governance.policy.replay import DEFAULT_REPLAY
+from governance.work import editors
+
+MAX_TASKS = 5000
+MAX_HOURS = 24 * 90
+CONTEXT_CHARS = 60  # shown either side of a changed passage
+
+
+class WindowForm(forms.Form):
+    """Which retained texts the replay screens: the last N tasks, or the last H hours."""
+
+    window = forms.ChoiceField(label=_("Replay"), initial="tasks", required=False,
+                               choices=[("tasks", _("the last tasks")), ("hours", _("the last hours"))])
+    tasks = forms.IntegerField(label=_("tasks"), min_value=1, max_value=MAX_TASKS, initial=DEFAULT_REPLAY,
+                               required=False)
+    hours = forms.FloatField(label=_("hours"), min_value=0.1, max_value=MAX_HOURS, initial=24, required=False)
+    judges = forms.BooleanField(label=_("ask the judges too (shows their calls and cost)"), required=False)
+
+    def report_options(self) -> dict:
+        """The arguments of draft_report for this window; the defaults when the form is empty or wrong."""
+        data = self.cleaned_data if self.is_bound and self.is_valid() else {}
+        judges = bool(data.get("judges"))
+        options = {"judges": "cached" if judges else "skip", "replay_judges": judges}
+        if data.get("window") == "hours":
+            options.update(replay_tasks=None, replay_hours=data.get("hours") or 24)
+        else:
+            options.update(replay_tasks=data.get("tasks") or DEFAULT_REPLAY, replay_hours=None)
+        return options
+
+
+def line_kind(line: str) -> str:
+    if line.startswith(("+++", "---")):
+        return "file"
+    if line.startswith("@@"):
+        return "hunk"
+    return {"+": "added", "-": "removed"}.get(line[:1], "same")
+
+
+def diff_lines(text: str) -> list[tuple[str, str]]:
+    return [(line_kind(line), line) for line in text.splitlines()]
+
+
+ACTION_WORDS = {"add": _("adds"), "change": _("changes"), "remove": _("removes")}
+
+
+def change_rows(changes: list[dict]) -> list[dict]:
+    return [{"section": c.get("section"), "name": c.get("name"), "action": c.get("action"),
+             "action_word": ACTION_WORDS.get(c.get("action"), c.get("action"))} for c in changes]
+
+
+def _record_yaml(section: str, record: dict | None) -> str:
+    return to_yaml({section: [record]}) if record is not None else ""
+
+
+def conflict_rows(conflicts: list[dict]) -> list[dict]:
+    """Each conflict with the live and the draft's record written as the policy file writes them."""
+    return [{"section": c["section"], "name": c["name"], "key": f"{c['section']}:{c['name']}",
+             "live": _record_yaml(c["section"], c.get("live")), "draft": _record_yaml(c["section"], c.get("draft")),
+             "base": _record_yaml(c["section"], c.get("base"))} for c in conflicts]
+
+
+def _state(result: dict | None) -> str:
+    if result is None:
+        return "absent"
+    return "passed" if result.get("passed") else ("error" if result.get("error") else "failed")
+
+
+def example_rows(test: dict) -> list[dict]:
+    """Every example, under the live policy and under the draft, marking what changed and what regressed."""
+    live = {e["name"]: e for e in (test.get("live") or {}).get("examples") or ()}
+    draft = {e["name"]: e for e in (test.get("draft") or {}).get("examples") or ()}
+    regressions = set(test.get("regressions") or ())
+    rows = []
+    for name in sorted(set(live) | set(draft)):
+        before, after = live.get(name), draft.get(name)
+        rows.append({"name": name, "live": _state(before), "draft": _state(after),
+                     "live_outcome": (before or {}).get("outcome"), "draft_outcome": (after or {}).get("outcome"),
+                     "expected": (after or before or {}).get("expected_outcome"),
+                     "missing": (after or {}).get("missing") or [], "unexpected": (after or {}).get("unexpected") or [],
+                     "error": (after or {}).get("error"),
+                     "changed": _state(before) != _state(after), "regression": name in regressions})
+    return rows
+
+
+def may_read_texts(user) -> bool:
+    """The review UI's own gate on texts: editors (group editors, staff, superusers)."""
+    return editors.is_editor(user)
+
+
+def replay_rows(replay: dict, user) -> dict:
+    """The replay's changed texts, each linked to its task; the changed passage only for text readers."""
+    changed = list(replay.get("changed") or ())
+    readable = may_read_texts(user)
+    texts = {}
+    if readable and changed:
+        ids = [c["task_id"] for c in changed]
+        texts = {str(pk): answer for pk, answer in Task.objects.filter(pk__in=ids, purged_at__isnull=True)
+                 .values_list("id", "answer")}
+    rows = []
+    for item in changed:
+        task_id = str(item["task_id"])
+        row = {"task_id": task_id, "url": reverse("review:task", args=[task_id]), "before": item.get("before"),
+               "after": item.get("after"), "rules": item.get("rules") or [], "passage": None}
+        passage, text = item.get("passage"), texts.get(task_id)
+        if readable and passage and text is not None:
+            start, end = int(passage.get("start") or 0), int(passage.get("end") or 0)
+            if 0 <= start <= end <= len(text):
+                row["passage"] = {"before": ("…" if start > CONTEXT_CHARS else "") + text[max(0, start - CONTEXT_CHARS):start],
+                                  "mark": text[start:end],
+                                  "after": text[end:end + CONTEXT_CHARS] + ("…" if end + CONTEXT_CHARS < len(text) else "")}
+        rows.append(row)
+    return {"window": replay.get("window") or {}, "screened": replay.get("screened", 0),
+            "counts": replay.get("counts") or {}, "items": rows, "readable": readable,
+            "not_screened": replay.get("not_screened")}
