@@ -292,6 +292,7 @@ CELERY_BEAT_SCHEDULE = {
     "sweep-tasks": {"task": "governance.sweep_tasks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
     "sweep-callbacks": {"task": "governance.sweep_callbacks", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
     "purge-task-contents": {"task": "governance.purge_task_contents", "schedule": 24 * 3600.0},
+    "publish-due-drafts": {"task": "governance.publish_due_drafts", "schedule": float(GAVEL_SWEEP_INTERVAL_SECONDS)},
 }
 
 # --- REST framework ---
@@ -340,6 +341,8 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = GAVEL_MAX_TEXT_BYTES + 64 * 1024
 GAVEL_TERM_LIST_MAX_BYTES = env_int("GAVEL_TERM_LIST_MAX_BYTES", 512 * 1024)
 GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
+# Drafts (SPEC §12.5): with four eyes on, the author of a policy draft never publishes it.
+GAVEL_POLICY_FOUR_EYES = env_bool("GAVEL_POLICY_FOUR_EYES", False)
 # The secret evidence hashes are keyed from (docs/evidence.md); SECRET_KEY unless set. Keep it when SECRET_KEY rotates.
 GAVEL_EVIDENCE_SECRET = os.environ.get("GAVEL_EVIDENCE_SECRET", "")
 # /metrics is open to loopback; elsewhere only with this bearer token (unset: loopback only).

@@ -13,3 +13,4 @@ from governance.models.work import Batch, Task  # noqa: F401
 from governance.models.release import PolicyExample, PolicyRevision  # noqa: F401
 from governance.models.feedback import HintFeedback, finding_of  # noqa: F401
 from governance.models.evidence import EvidenceRecord  # noqa: F401
+from governance.models.drafts import PolicyDraft, PolicyDraftComment  # noqa: F401

@@ -28,6 +28,12 @@ class GovernanceEvent(models.Model):
         RETRIED = "retried", _("Retried in review")
         FEEDBACK = "feedback", _("Feedback in review")
         UNDONE = "undone", _("Review undone")
+        DRAFT_CREATED = "draft_created", _("Policy draft opened")
+        DRAFT_SUBMITTED = "draft_submitted", _("Policy draft submitted")
+        DRAFT_SENT_BACK = "draft_sent_back", _("Policy draft sent back")
+        DRAFT_WITHDRAWN = "draft_withdrawn", _("Policy draft withdrawn")
+        DRAFT_PUBLISHED = "draft_published", _("Policy draft published")
+        DRAFT_REFUSED = "draft_refused", _("Policy draft publication refused")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")

@@ -98,6 +98,14 @@ class PolicyRevision(models.Model):
                               help_text=_("admin, import, api or restore."))
     summary = models.JSONField(_("summary"), default=dict, blank=True,
                                help_text=_("The records created, changed and removed."))
+    # A release from a draft (SPEC §12.5): who proposed it, who published it, what the approver accepted.
+    author = models.CharField(_("author"), max_length=200, blank=True, default="",
+                              help_text=_("Who wrote the draft this version was published from."))
+    approver = models.CharField(_("approver"), max_length=200, blank=True, default="",
+                                help_text=_("Who published the draft this version came from."))
+    regressions_accepted = models.PositiveIntegerField(
+        _("regressions accepted"), default=0,
+        help_text=_("Passing examples that fail under this version, accepted when it was released."))
     document = models.BinaryField(_("document"), help_text=_("The policy file of this version, compressed."))
 
     class Meta:

@@ -14,7 +14,7 @@ from governance.policy import replay as replaying
 from governance.policy.drafts import draft_policy
 from governance.policy.importing import import_policy
 from governance.policy.testing import PolicyTestReport, run_examples, select_examples
-from governance.policy.versions import acting, document_of
+from governance.policy.versions import acting, document_of, releasing
 from governance.runs.rehearsal import rehearsal
 
 
@@ -104,7 +104,7 @@ def _plan_release(document, *, prune, replay, replay_judges, cost_cap) -> Releas
 
 
 def apply_release(document, *, prune: bool = True, allow_regressions: bool = False, actor: str = "",
-                  source: str = "import", replay: int = 0):
+                  source: str = "import", replay: int = 0, author: str = "", extra: dict | None = None):
     """Import `document` through the gate (SPEC §12.3): refused when it regresses an example, unless allowed.
 
     The applied release is a governance event with its version, actor, counts and accepted regressions.
@@ -114,7 +114,10 @@ def apply_release(document, *, prune: bool = True, allow_regressions: bool = Fal
     plan = plan_release(document, prune=prune, replay=replay) if replay or PolicyExample.objects.exists() else None
     if plan is not None and plan.regressions and not allow_regressions:
         raise ExamplesRegressed(plan)
-    with acting(actor, source), transaction.atomic():
+    accepted = len(plan.regressions) if plan else 0
+    # `author` (a draft's, SPEC §12.5) and the approver (`actor`) are kept with the version.
+    with acting(actor, source), releasing(author=author, approver=actor if author else "",
+                                          regressions_accepted=accepted), transaction.atomic():
         report = import_policy(document, prune=prune)
         if report.has_changes:
             GovernanceEvent.objects.create(
@@ -122,8 +125,8 @@ def apply_release(document, *, prune: bool = True, allow_regressions: bool = Fal
                 actor=actor[:150], detail={
                     "version": PolicyVersion.current(), "source": source, "created": len(report.created),
                     "changed": len(report.changed), "removed": len(report.removed),
-                    "regressions_accepted": len(plan.regressions) if plan else 0,
-                    "regressions": plan.regressions if plan else []})
+                    "regressions_accepted": accepted,
+                    "regressions": plan.regressions if plan else [], **(extra or {})})
     return report, plan
 
 

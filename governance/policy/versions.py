@@ -25,6 +25,8 @@ logger = logging.getLogger("gavel.policy")
 
 # (actor, source) of the change being made, set by the paths that know it (import, API, restore).
 _acting: ContextVar[tuple[str, str] | None] = ContextVar("policy_actor", default=None)
+# What a release from a draft adds to its version (SPEC §12.5): author, approver, regressions accepted.
+_release_facts: ContextVar[dict | None] = ContextVar("policy_release_facts", default=None)
 
 
 @contextmanager
@@ -35,6 +37,17 @@ def acting(actor: str, source: str):
         yield
     finally:
         _acting.reset(token)
+
+
+@contextmanager
+def releasing(*, author: str = "", approver: str = "", regressions_accepted: int = 0):
+    """The version written inside the block records who proposed it, who approved it, what was accepted."""
+    token = _release_facts.set({"author": author[:200], "approver": approver[:200],
+                                "regressions_accepted": regressions_accepted})
+    try:
+        yield
+    finally:
+        _release_facts.reset(token)
 
 
 def _current_actor() -> tuple[str, str]:
@@ -70,18 +83,20 @@ version_bumped.connect(keep_revision, dispatch_uid="policy-version-revision")
 def note_edit() -> None:
     """A policy edit happened: write its revision once the transaction commits (never for a rolled-back draft)."""
     actor, source = _current_actor()
-    transaction.on_commit(lambda: _record_after_commit(actor, source))
+    facts = dict(_release_facts.get() or {})
+    transaction.on_commit(lambda: _record_after_commit(actor, source, facts))
 
 
-def _record_after_commit(actor: str, source: str) -> None:
+def _record_after_commit(actor: str, source: str, facts: dict) -> None:
     # The change itself is committed: a revision that cannot be written is logged, never the caller's error.
     try:
-        record(actor=actor, source=source)
+        record(actor=actor, source=source, **facts)
     except Exception:
         logger.exception("policy version %s could not be kept as a revision", PolicyVersion.current())
 
 
-def record(*, actor: str = "", source: str = "") -> PolicyRevision | None:
+def record(*, actor: str = "", source: str = "", author: str = "", approver: str = "",
+           regressions_accepted: int = 0) -> PolicyRevision | None:
     """Keep the policy as it stands now under the current version number (once per number)."""
     number = PolicyVersion.current()
     if PolicyRevision.objects.filter(number=number).exists():
@@ -92,7 +107,8 @@ def record(*, actor: str = "", source: str = "") -> PolicyRevision | None:
     try:
         with transaction.atomic():
             return PolicyRevision.objects.create(
-                number=number, actor=actor[:150], source=source, summary=summary,
+                number=number, actor=actor[:150], source=source, summary=summary, author=author,
+                approver=approver, regressions_accepted=regressions_accepted,
                 document=zlib.compress(to_yaml(document).encode("utf-8")))
     except IntegrityError:
         return None  # another process kept this number first

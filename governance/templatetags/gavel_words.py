@@ -17,7 +17,7 @@ def outcome_word(value):
 def source_word(value):
     """Where a policy version came from: the admin's pages, the API, a policy file, a restored version."""
     words = {"admin": _("admin pages"), "api": _("API"), "import": _("policy file import"),
-             "restore": _("restored version")}
+             "restore": _("restored version"), "draft": _("published draft")}
     return words.get(value, value)
 
 
