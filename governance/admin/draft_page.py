@@ -101,6 +101,13 @@ def may_read_texts(user) -> bool:
     return editors.is_editor(user)
 
 
+def _moved(rules) -> dict:
+    """The rules and terms that fire newly, and those that no longer fire, on one replayed text."""
+    if isinstance(rules, dict):
+        return {"new_rules": list(rules.get("new") or ()), "lost_rules": list(rules.get("lost") or ())}
+    return {"new_rules": list(rules or ()), "lost_rules": []}
+
+
 def replay_rows(replay: dict, user) -> dict:
     """The replay's changed texts, each linked to its task; the changed passage only for text readers."""
     changed = list(replay.get("changed") or ())
@@ -114,7 +121,7 @@ def replay_rows(replay: dict, user) -> dict:
     for item in changed:
         task_id = str(item["task_id"])
         row = {"task_id": task_id, "url": reverse("review:task", args=[task_id]), "before": item.get("before"),
-               "after": item.get("after"), "rules": item.get("rules") or [], "passage": None}
+               "after": item.get("after"), "passage": None, **_moved(item.get("rules"))}
         passage, text = item.get("passage"), texts.get(task_id)
         if readable and passage and text is not None:
             start, end = int(passage.get("start") or 0), int(passage.get("end") or 0)

@@ -24,10 +24,11 @@ from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from governance.models import PolicyDraft, PolicyVersion
-from governance.policy import export_policy
+from governance.policy import errors_of_document, export_policy
 from governance.policy import proposals
 from governance.policy.drafts import DRAFT_VERSIONS, draft_policy, forget_process_caches
 from governance.policy.format import NAME_KEYS
+from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
 
 PUBLISH_FIELD = "_gavel_publish"
@@ -94,8 +95,24 @@ MSG_SAVED_TO_DRAFT = _("Saved into your draft “%(title)s” (%(count)d change(
 MSG_NOTHING_CHANGED = _("Nothing changed; your draft stays as it was.")
 MSG_PUBLISHED = _("Saved and published: policy version %(version)s.")
 MSG_PUBLISH_REFUSED = _("Saved into your draft, not published: %(reason)s")
-MSG_IN_DRAFTS = _("An open draft changes this record: %(drafts)s. What you see here is the live record.")
+MSG_IN_DRAFTS = _("An open draft changes this record: {drafts}. What you see here is the live record.")
+MSG_DRAFT_INVALID = _("Your open draft does not make a valid policy ({errors}), so this page shows the live policy. "
+                      "Fix the draft: <a href=\"{link}\">open it</a>.")
 MSG_IN_OWN_DRAFT = _("Your open draft changes this record: the form shows the record as your draft has it.")
+
+
+def applicable_document(request, own: PolicyDraft | None) -> dict | None:
+    """The whole policy as the person's open draft has it, to run their view on; None when the draft changes
+    nothing, or makes no valid policy (then the view runs on the live policy and the page says why)."""
+    if own is None or not own.changes:
+        return None
+    document, _conflicts = proposals.draft_document(own)
+    errors = errors_of_document(document, prune=True)
+    if errors:
+        messages.warning(request, format_html(str(MSG_DRAFT_INVALID), link=draft_url(own), errors="; ".join(
+            f"{path}: {' '.join(str(m) for m in texts)}" for path, texts in list(errors.items())[:5])))
+        return None
+    return document
 
 
 def may_save_and_publish(user) -> bool:
@@ -130,7 +147,8 @@ class DraftedAdminMixin:
         # Bulk actions (activate, report mode, delete once confirmed) change records too: drafted as well.
         if request.method == "POST" and "action" in request.POST and (
                 request.POST.get("action") != "delete_selected" or request.POST.get("post") == "yes"):
-            return self.drafted(request, lambda: super(DraftedAdminMixin, self).changelist_view(request, extra_context))
+            return self.drafted(request, lambda: super(DraftedAdminMixin, self).changelist_view(request, extra_context),
+                                quiet=request.POST.get("action") == "delete_selected")
         return super().changelist_view(request, extra_context)
 
     # --- the views, drafted ----------------------------------------------------------------------
@@ -159,7 +177,7 @@ class DraftedAdminMixin:
     def message_user(self, request, message, level=messages.INFO, *args, **kwargs):
         # Inside a drafted view Django's "… was changed successfully" would be untrue: the draft's own
         # message replaces it. Other notes (terms folded into one, kept admin-only fields) still show.
-        if getattr(request, "_gavel_drafting", False) and level == messages.SUCCESS:
+        if getattr(request, "_gavel_quiet", False) and level == messages.SUCCESS:
             return
         return super().message_user(request, message, level, *args, **kwargs)
 
@@ -179,19 +197,23 @@ class DraftedAdminMixin:
                                and c.get("action") == "remove" for c in own.changes or ())
         if not mine or removed:
             return view()
+        document = applicable_document(request, own)
+        if document is None:
+            return view()
         messages.info(request, MSG_IN_OWN_DRAFT)
-        document, _conflicts = proposals.draft_document(own)
         with rehearsed(document):
             response = view()
             if hasattr(response, "render"):
                 response.render()
         return response
 
-    def drafted(self, request, view):
-        """Run a writing view rolled back; record what it changed in the person's open draft."""
+    def drafted(self, request, view, *, quiet: bool = True):
+        """Run a writing view rolled back; record what it changed in the person's open draft.
+
+        `quiet` silences Django's own "… was changed successfully" (a bulk action's count still shows)."""
         own = users_open_draft(request.user)
-        document = proposals.draft_document(own)[0] if own is not None and own.changes else None
-        request._gavel_drafting = True
+        document = applicable_document(request, own)
+        request._gavel_quiet = quiet
         try:
             with rehearsed(document):
                 before = export_policy()
@@ -201,7 +223,7 @@ class DraftedAdminMixin:
                 if hasattr(response, "render") and not succeeded:
                     response.render()
         finally:
-            request._gavel_drafting = False
+            request._gavel_quiet = False
         if after is None:
             return response
         changes = differences(before, after)
@@ -222,7 +244,8 @@ class DraftedAdminMixin:
 
     def publish_now(self, request, draft):
         try:
-            proposals.publish(draft, request.user)
+            with history_names(request.user):
+                proposals.publish(draft, request.user)
         except ExamplesRegressed as exc:
             messages.error(request, MSG_PUBLISH_REFUSED % {"reason": str(exc)})
             return HttpResponseRedirect(draft_url(draft))

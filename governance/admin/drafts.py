@@ -22,6 +22,7 @@ from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows,
 from governance.errors import GavelError
 from governance.models import PolicyDraft
 from governance.policy import PolicyInvalid, proposals
+from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
 from governance.records.permissions import is_administrator
 
@@ -125,7 +126,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
                     messages.success(request, MSG_SENT_BACK)
             elif "publish" in post:
                 accepting = bool(post.get("allow_regressions"))
-                version = proposals.publish(draft, user, allow_regressions=accepting)
+                with history_names(user):
+                    version = proposals.publish(draft, user, allow_regressions=accepting)
                 messages.success(request, MSG_PUBLISHED % {"version": version})
             elif "take" in post and self.may_edit(user, draft):
                 section, _sep, name = post.get("record", "").partition(":")
@@ -154,7 +156,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
     def draft_page(self, request, draft, *, refused=None):
         window = WindowForm(request.GET or None)
         options = window.report_options()
-        report = proposals.draft_report(draft, **options)
+        report = proposals.draft_report(draft, **options)  # TODO proposals_report
         user = request.user
         live_statuses = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
         context = {
@@ -170,6 +172,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "rules": (report.get("test") or {}).get("rules") or [],
             "replay": replay_rows(report.get("replay") or {}, user),
             "judges": report.get("judges") or {},
+            "errors": sorted((report.get("errors") or {}).items()),
             "comments": list(draft.comments.all()),
             "is_live": draft.status in live_statuses,
             "may_edit": self.may_edit(user, draft),

@@ -5,6 +5,7 @@ from django.contrib.auth.models import Permission
 from governance import policy
 from governance.models import PolicyExample
 from tests.governance.test_admin import editor_client, policy_editor, superuser, superuser_client  # noqa: F401
+from tests.governance.drafted import draft_record
 from tests.governance.test_policy_examples import NEWS, small_policy
 
 pytestmark = pytest.mark.django_db
@@ -46,8 +47,10 @@ def test_a_policy_editor_writes_an_example_and_unknown_names_are_refused(example
     assert not PolicyExample.objects.filter(name="harbour-news").exists()
     page = editor_client.post(url, form(absent=[("pattern_rules", "legal.no-guarantee", "")]))
     assert page.status_code == 302, page.content.decode()[:2000]
-    saved = PolicyExample.objects.get(name="harbour-news")
-    assert saved.expect_absent == [{"check": "pattern_rules", "rule": "legal.no-guarantee"}]
+    # Into the editor's draft (SPEC §12.5), in the policy file's terms.
+    saved = draft_record(example_editor, "examples", "harbour-news")
+    assert saved["expect"]["absent"] == [{"check": "pattern_rules", "rule": "legal.no-guarantee"}]
+    assert not PolicyExample.objects.filter(name="harbour-news").exists()
 
 
 def test_editors_test_the_policy_without_a_draft_and_never_see_the_history(example_editor, editor_client, provider):
@@ -93,14 +96,14 @@ def test_picked_findings_are_stored_in_the_policy_file_shape(example_editor, edi
     saved = editor_client.post(url, form(expect_outcome="blocked", text="Jetzt mit Rabattaktion.",
                                          findings=[("term_list", "Brand words", "Rabatt*"), ("field", "", "")]))
     assert saved.status_code == 302, saved.content.decode()[:3000]
-    example = PolicyExample.objects.get(name="harbour-news")
-    assert example.expect_findings == [{"check": "term_list", "list": "Brand words", "term": "Rabatt*"},
-                                       {"check": "field"}]
-    # Shown again as picked rows, and the export writes it as the file does.
+    record = draft_record(example_editor, "examples", "harbour-news")
+    assert record["expect"]["findings"] == [{"check": "term_list", "list": "Brand words", "term": "Rabatt*"},
+                                            {"check": "field"}]
+    # A stored example's findings are shown again as picked rows.
+    example = PolicyExample.objects.get(name="discount-word-blocked")
     html = editor_client.get(f"/admin/governance/policyexample/{example.pk}/change/").content.decode()
     assert '<option value="Rabatt*" selected data-check="term_list" data-target="Brand words">' in html
-    exported = next(e for e in policy.export_policy()["examples"] if e["name"] == "harbour-news")
-    assert exported["expect"]["findings"][0] == {"check": "term_list", "list": "Brand words", "term": "Rabatt*"}
+    assert '<option value="term_list" selected>' in html
 
 
 def test_try_it_shows_what_the_current_policy_says_and_saves_nothing(example_editor, editor_client, provider):
