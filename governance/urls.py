@@ -10,7 +10,7 @@ from governance import health, pages
 from governance.policy import import_admin as policy_admin
 
 from governance.policy import release_admin
-from governance.api import batch_views, release_views, views
+from governance.api import batch_views, draft_views, release_views, views
 from governance.api import schema  # noqa: F401  (registers the OpenAPI description of every surface)
 from governance.protocols.anthropic import views as anthropic_views
 from governance.api import evidence_views
@@ -33,6 +33,15 @@ api = [
     path("policy", views.PolicyView.as_view(), name="policy"),
     path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
     path("policy/versions", release_views.PolicyVersionsView.as_view(), name="policy-versions"),
+    path("policy/versions/<int:number>/restore", draft_views.VersionRestoreView.as_view(),
+         name="policy-version-restore"),
+    path("policy/drafts", draft_views.DraftsView.as_view(), name="policy-drafts"),
+    path("policy/drafts/<int:draft_id>", draft_views.DraftView.as_view(), name="policy-draft"),
+    path("policy/drafts/<int:draft_id>/submit", draft_views.DraftSubmitView.as_view(), name="policy-draft-submit"),
+    path("policy/drafts/<int:draft_id>/publish", draft_views.DraftPublishView.as_view(),
+         name="policy-draft-publish"),
+    path("policy/drafts/<int:draft_id>/withdraw", draft_views.DraftWithdrawView.as_view(),
+         name="policy-draft-withdraw"),
     path("schema/", SpectacularAPIView.as_view(authentication_classes=[], permission_classes=[]), name="schema"),
     path(
         "docs/",

@@ -43,13 +43,19 @@ class ReplayText:
 class Screened:
     outcome: str | None  # None: could not be screened (its configuration is gone)
     keys: frozenset
+    # Where the screening's hints sit in the text, by check: (start, end) offsets, never the passage.
+    spans: dict = field(default_factory=dict)
 
 
-def retained_texts(limit: int = DEFAULT_REPLAY, *, now=None) -> list[ReplayText]:
-    """The answers of the newest `limit` tasks whose texts are still retained, newest first."""
+def retained_texts(limit: int = DEFAULT_REPLAY, *, now=None, hours: float | None = None) -> list[ReplayText]:
+    """The answers of the newest `limit` tasks whose texts are still retained, newest first; with `hours`,
+    only tasks created within the last `hours` hours (still at most `limit`)."""
     if limit <= 0:
         return []
-    cutoff = (now or timezone.now()) - timedelta(days=settings.GAVEL_TASK_RETENTION_DAYS)
+    now = now or timezone.now()
+    cutoff = now - timedelta(days=settings.GAVEL_TASK_RETENTION_DAYS)
+    if hours is not None:
+        cutoff = max(cutoff, now - timedelta(hours=hours))
     rows = (Task.objects.filter(purged_at__isnull=True, created__gte=cutoff).exclude(answer="")
             .order_by("-created").values_list("id", "answer", "configuration", "also", "kind", "site", "language")
             [:limit])
@@ -76,8 +82,18 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
                               log_events=False, correlation_id=uuid.uuid4().hex)
             facts.policy_version = configuration.policy_version
             screening = run_pipeline(Output(text=item.text), facts)
-            results[item.task_id] = Screened(screening.outcome, frozenset(finding_key(f) for f in findings_of(screening)))
+            results[item.task_id] = Screened(screening.outcome, frozenset(finding_key(f) for f in findings_of(screening)),
+                                             _spans(screening.hints))
     return results, tally
+
+
+def _spans(hints: list[dict]) -> dict[str, list[tuple[int, int]]]:
+    spans: dict[str, list[tuple[int, int]]] = {}
+    for hint in hints:
+        start, end = hint.get("start"), hint.get("end")
+        if type(start) is int and type(end) is int and hint.get("tool_call") is None:
+            spans.setdefault(str(hint.get("check")), []).append((start, end))
+    return spans
 
 
 @dataclass

@@ -10,6 +10,7 @@ from django.conf import settings
 
 from governance.celery import app
 from governance.models import Task
+from governance.policy import proposals
 from governance.screening.service import purge_governance
 from governance.work import batches, deliveries, queue
 
@@ -124,6 +125,17 @@ def sweep_callbacks() -> int:
     if lost or lost_batches:
         logger.info("callback sweep sent %d task and %d batch callback(s) again", len(lost), len(lost_batches))
     return len(lost) + len(lost_batches)
+
+
+@app.task(name="governance.publish_due_drafts", ignore_result=True)
+def publish_due_drafts() -> int:
+    """Publish the policy drafts whose `publish_at` has come, through the gate (celery beat, every sweep)."""
+    results = proposals.publish_due()
+    for result in results:
+        logger.info("scheduled policy draft %s: %s", result["draft"],
+                    f"published as version {result['published']}" if "published" in result
+                    else f"refused ({result['refused']})")
+    return len(results)
 
 
 @app.task(name="governance.purge_task_contents", ignore_result=True)

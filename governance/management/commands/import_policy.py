@@ -4,8 +4,10 @@ from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
 from governance.management import read_input
-from governance.policy import release
+from governance.policy import proposals, release
 from governance.policy.loading import load_yaml
+
+DRAFT_ACTOR = "command:import_policy"
 
 
 class Command(BaseCommand):
@@ -31,9 +33,12 @@ class Command(BaseCommand):
                                  "(default 1.0)")
         parser.add_argument("--allow-regressions", action="store_true",
                             help="apply even when a passing policy example would fail")
+        parser.add_argument("--draft", metavar="TITLE",
+                            help="make (or update) a policy draft of this title instead of releasing: nothing goes "
+                                 "live until the draft is published")
 
     def handle(self, *args, file, dry_run, prune, replay=release.replaying.DEFAULT_REPLAY, replay_judges=False,
-               replay_cost_cap=1.0, allow_regressions=False, **options):
+               replay_cost_cap=1.0, allow_regressions=False, draft=None, **options):
         try:
             text = read_input(file, options.get("stdin"))
         except (OSError, UnicodeDecodeError) as exc:
@@ -44,6 +49,8 @@ class Command(BaseCommand):
             raise CommandError(f"{file} does not parse as YAML: {exc}") from exc
         plan = None
         try:
+            if draft is not None:
+                return self.make_draft(document, draft, prune=prune)
             if dry_run:
                 plan = release.plan_release(document, prune=prune, replay=replay, replay_judges=replay_judges,
                                             cost_cap=replay_cost_cap if replay_judges else 0.0)
@@ -68,6 +75,15 @@ class Command(BaseCommand):
         if not dry_run and plan is not None and plan.regressions:
             self.stdout.write(f"Applied with {len(plan.regressions)} regression(s) accepted: "
                               f"{', '.join(plan.regressions)}")
+
+    def make_draft(self, document, title: str, *, prune: bool) -> None:
+        """`--draft TITLE`: the file's changes into a draft; the same title, still open, is updated."""
+        found, created = proposals.draft_from_document(document, DRAFT_ACTOR, title=title, prune=prune)
+        self.stdout.write(f"Draft {found.pk} {'created' if created else 'updated'}: {len(found.changes)} change(s); "
+                          f"nothing is live until it is published.")
+        for change in found.changes:
+            self.stdout.write(f"  {change['action']} {change['section']}:{change['name']}")
+        self.stdout.write(f"Its report: manage.py policy_draft {found.pk}")
 
     def print_report(self, report: policy.ImportReport) -> None:
         verbs = ("Created", "Changed", "Removed")

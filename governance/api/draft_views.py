@@ -1,0 +1,218 @@
+"""Policy drafts over the REST API (SPEC §12.5): list, open, read with the report, submit, publish, withdraw,
+and restore a kept version as a draft. Administrator consumers only, like the policy document itself.
+
+A consumer is named as the governance log names it, `consumer:<name>`: the draft's author when it opened
+the draft, its approver when it publishes one. With GAVEL_POLICY_FOUR_EYES=1 a consumer never publishes a
+draft it opened (403 four_eyes); another administrator consumer, or a person in the admin, does.
+Over the API the report's replay is counts only, as a dry run's is (no task id: a consumer reads no other
+consumer's tasks). Thin: governance.policy.proposals does the work.
+"""
+import yaml
+from django.utils.translation import gettext as _
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers
+from rest_framework.parsers import JSONParser
+from rest_framework.response import Response
+
+from governance import policy
+from governance.api import serializers as api_serializers
+from governance.api.auth import IsAdminConsumer
+from governance.api.release_views import DraftField
+from governance.api.serializers import StrictSerializer
+from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int
+from governance.errors import BadInput, UnknownRecord
+from governance.models import PolicyDraft, PolicyVersion
+from governance.policy import proposals
+from governance.policy.loading import check_document, load_yaml
+from governance.policy.proposals_report import draft_facts, draft_report
+from governance.policy.testing import JUDGE_MODES
+
+CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
+
+
+class DraftRequest(StrictSerializer):
+    title = serializers.CharField(max_length=200, help_text="What the change is for. An open draft of the same "
+                                                            "title by the same consumer is updated.")
+    document = DraftField(help_text="The proposed policy: a policy document as JSON, or as a YAML string. Records "
+                                    "it names are added or changed; with prune, records of its sections it "
+                                    "does not name are removed.")
+    prune = serializers.BooleanField(default=False, help_text="Remove the records of the document's sections "
+                                                              "it does not name.")
+
+
+class PublishRequest(StrictSerializer):
+    allow_regressions = serializers.BooleanField(
+        default=False, help_text="Publish even when passing examples would fail (counted in the version).")
+
+
+def _draft(draft_id: int) -> PolicyDraft:
+    # A number past what the id column holds names no draft (and must not reach the query).
+    draft = PolicyDraft.objects.filter(pk=draft_id).first() if draft_id < 2**31 else None
+    if draft is None:
+        raise UnknownRecord(_("Unknown draft."), fields={"id": [_("Unknown draft.")]})
+    return draft
+
+
+def _summary(draft: PolicyDraft) -> dict:
+    facts = draft_facts(draft)
+    facts["changes"] = [{"section": c["section"], "name": c["name"], "action": c["action"]}
+                        for c in draft.changes]
+    return facts
+
+
+def _document(value):
+    try:
+        document = load_yaml(value) if isinstance(value, str) else value
+        check_document(document)  # as PUT policy: no alias, bounded nesting and size
+    except yaml.YAMLError as exc:
+        raise BadInput(_("The document does not parse: %(e)s") % {"e": exc},
+                       fields={"document": [_("The document does not parse as YAML.")]}) from exc
+    if not isinstance(document, dict):
+        raise BadInput(_("Send a policy document."), fields={"document": [_("Send a policy document.")]})
+    return document
+
+
+class DraftsView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+    parser_classes = [JSONParser]
+
+    @extend_schema(operation_id="api_v1_policy_drafts_list", responses={200: OpenApiTypes.OBJECT, **ERRORS},
+                   parameters=[OpenApiParameter("status", str, enum=list(PolicyDraft.Status.values),
+                                                description="Only drafts of this status.")],
+                   summary="List the policy drafts, newest first")
+    def get(self, request):
+        drafts = PolicyDraft.objects.prefetch_related("comments")
+        wanted = request.query_params.get("status")
+        if wanted is not None:
+            if wanted not in PolicyDraft.Status.values:
+                raise BadInput(_("Unknown status."), fields={"status": [", ".join(PolicyDraft.Status.values)]})
+            drafts = drafts.filter(status=wanted)
+        rows = [_summary(d) for d in drafts.order_by("-updated_at", "-id")[:200]]
+        return self.with_policy_version(Response({"drafts": rows}), PolicyVersion.current())
+
+    @extend_schema(request=DraftRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
+                   summary="Open a draft from a policy document (or update this consumer's open draft of that title)",
+                   description="Nothing goes live: the draft holds what importing the document would change, record "
+                               "by record. 201 for a new draft, 200 when an open draft of the same title was updated.")
+    def post(self, request):
+        data = self.parsed(DraftRequest, request)
+        document = _document(data["document"])
+        try:
+            draft, created = proposals.draft_from_document(document, request.user, title=data["title"],
+                                                           prune=data["prune"])
+        except policy.PolicyInvalid as exc:
+            raise BadInput(_("The document has errors; no draft was made."), code="invalid_policy",
+                           fields={f"document.{path}": messages for path, messages in exc.errors.items()}) from exc
+        return self.with_policy_version(Response(_summary(draft), status=201 if created else 200),
+                                        PolicyVersion.current())
+
+
+class DraftView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+
+    @extend_schema(
+        responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="A draft with its report",
+        description="The report `manage.py policy_draft ID --format json --counts-only` prints: the changes, a "
+                    "diff, conflicts, the examples under the live policy and under the draft (per rule and term "
+                    "with precision, recall and a sentence), the replay of a window of retained texts (counts) "
+                    "and the judges' calls and cost.",
+        parameters=[
+            OpenApiParameter("replay", {"type": "integer", "minimum": 0},
+                             description="Replay the retained texts of the last N tasks (500)."),
+            OpenApiParameter("replay_hours", {"type": "number", "format": "double", "minimum": 0, "maximum": 8760},
+                             description="Instead: the retained texts of the last H hours."),
+            OpenApiParameter("judges", str, enum=list(JUDGE_MODES),
+                             description="Judges for the examples: skip (default), cached or live."),
+            OpenApiParameter("replay_judges", bool, description="Ask the judges in the replay too."),
+            OpenApiParameter("cost_cap", {"type": "number", "format": "double", "minimum": 0},
+                             description="With replay judges: stop asking them past this cost (1.0)."),
+        ])
+    def get(self, request, draft_id: int):
+        params = request.query_params
+        replay = min(_positive_int(params.get("replay", 500), "replay", zero=True), MAX_REPLAY)
+        hours = None
+        if "replay_hours" in params:
+            hours = _number(params["replay_hours"], "replay_hours")
+            if hours > 8760:
+                raise BadInput(_("At most 8760 hours."), fields={"replay_hours": [_("At most 8760 hours.")]})
+        judges = params.get("judges", "skip")
+        if judges not in JUDGE_MODES:
+            raise BadInput(_("Unknown judges mode."), fields={"judges": [", ".join(JUDGE_MODES)]})
+        replay_judges = _flag(params, "replay_judges")
+        cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
+        report = draft_report(_draft(draft_id), replay_tasks=replay, replay_hours=hours, judges=judges,
+                              replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
+                              task_ids=False)
+        return self.with_policy_version(Response(report), PolicyVersion.current())
+
+
+class DraftActionView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+    parser_classes = [JSONParser]
+    action = ""
+
+    def post(self, request, draft_id: int):
+        draft = _draft(draft_id)
+        if self.action == "submit":
+            proposals.submit(draft, request.user)
+        elif self.action == "withdraw":
+            proposals.withdraw(draft, request.user)
+        return self.with_policy_version(Response(_summary(draft)), PolicyVersion.current())
+
+
+class DraftSubmitView(DraftActionView):
+    action = "submit"
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
+                   summary="Submit an open draft for approval")
+    def post(self, request, draft_id: int):
+        return super().post(request, draft_id)
+
+
+class DraftWithdrawView(DraftActionView):
+    action = "withdraw"
+
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
+                   summary="Withdraw an open or submitted draft")
+    def post(self, request, draft_id: int):
+        return super().post(request, draft_id)
+
+
+class DraftPublishView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+    parser_classes = [JSONParser]
+
+    @extend_schema(
+        request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
+        summary="Publish a draft through the release gate",
+        description="The live policy of this moment with the draft's changes, imported through the gate: 409 "
+                    "examples_regressed (naming them) unless allow_regressions, 409 draft_conflicts while a record "
+                    "changed live and in the draft, 403 four_eyes when GAVEL_POLICY_FOUR_EYES is on and this "
+                    "consumer opened the draft.")
+    def post(self, request, draft_id: int):
+        data = self.parsed(PublishRequest, request) if request.body.strip() else {"allow_regressions": False}
+        draft = _draft(draft_id)
+        try:
+            version = proposals.publish(draft, request.user, allow_regressions=data["allow_regressions"])
+        except policy.PolicyInvalid as exc:
+            raise BadInput(_("The draft no longer makes a valid policy; nothing was written."),
+                           code="invalid_policy", fields=exc.errors) from exc
+        body = _summary(draft)
+        body["version"] = version
+        return self.with_policy_version(Response(body), PolicyVersion.current())
+
+
+class VersionRestoreView(GavelAPIView):
+    permission_classes = [IsAdminConsumer]
+
+    @extend_schema(request=None, responses={201: OpenApiTypes.OBJECT, **ERRORS},
+                   summary="Restore a kept version as a draft",
+                   description="Nothing goes live: the draft's changes turn the live policy into that version, "
+                               "removals included; read its report, then publish it.")
+    def post(self, request, number: int):
+        if number >= 2**63:
+            raise UnknownRecord(_("Policy version %(number)s is not kept.") % {"number": number},
+                                code="unknown_version")
+        draft = proposals.draft_from_version(number, request.user)
+        return self.with_policy_version(Response(_summary(draft), status=201), PolicyVersion.current())
