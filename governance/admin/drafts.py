@@ -21,7 +21,7 @@ from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows,
                                          replay_rows)
 from governance.errors import GavelError
 from governance.models import PolicyDraft
-from governance.policy import PolicyInvalid, proposals
+from governance.policy import PolicyInvalid, proposals, proposals_report
 from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
 from governance.records.permissions import is_administrator
@@ -156,7 +156,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
     def draft_page(self, request, draft, *, refused=None):
         window = WindowForm(request.GET or None)
         options = window.report_options()
-        report = proposals.draft_report(draft, **options)  # TODO proposals_report
+        report = proposals_report.draft_report(draft, **options)
         user = request.user
         live_statuses = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
         context = {
