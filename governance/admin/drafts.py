@@ -14,7 +14,6 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
-from django.utils.translation import gettext
 from django.utils.translation import gettext_lazy as _
 
 from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows, diff_lines, example_rows,
@@ -32,7 +31,8 @@ MSG_SUBMITTED = _("Submitted: an approver can now publish the draft or send it b
 MSG_SENT_BACK = _("Sent back to its author with your comment.")
 MSG_WITHDRAWN = _("Withdrawn: nothing of this draft will be published.")
 MSG_PUBLISHED = _("Published as policy version %(version)s.")
-MSG_RESOLVED = _("Conflict in %(record)s resolved: the draft now takes the %(side)s record.")
+MSG_TOOK_LIVE = _("Conflict in %(record)s resolved: the draft drops its change and keeps the live record.")
+MSG_TOOK_DRAFT = _("Conflict in %(record)s resolved: the draft's record replaces the live one when it is published.")
 MSG_SCHEDULED = _("The worker publishes this draft at %(at)s, through the release gate.")
 MSG_UNSCHEDULED = _("The publishing time is cleared.")
 MSG_COMMENT_NEEDED = _("Say why you send the draft back: the author reads it.")
@@ -133,8 +133,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
                 section, _sep, name = post.get("record", "").partition(":")
                 take = post["take"] if post["take"] in ("live", "draft") else "draft"
                 proposals.resolve_conflict(draft, section, name, take)
-                side = gettext("live") if take == "live" else gettext("draft's")
-                messages.success(request, MSG_RESOLVED % {"record": f"{section}:{name}", "side": side})
+                taken = MSG_TOOK_LIVE if take == "live" else MSG_TOOK_DRAFT
+                messages.success(request, taken % {"record": f"{section}:{name}"})
             elif "schedule" in post:
                 form = ScheduleForm(post)
                 if form.is_valid():
