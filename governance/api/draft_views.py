@@ -32,8 +32,9 @@ CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
 
 
 class DraftRequest(StrictSerializer):
-    title = serializers.CharField(max_length=200, help_text="What the change is for. An open draft of the same "
-                                                            "title by the same consumer is updated.")
+    title = serializers.CharField(max_length=200, allow_blank=True,
+                                  help_text="What the change is for. An open draft of the same title by the same "
+                                            "consumer is updated.")
     document = DraftField(help_text="The proposed policy: a policy document as JSON, or as a YAML string. Records "
                                     "it names are added or changed; with prune, records of its sections it "
                                     "does not name are removed.")
@@ -214,5 +215,9 @@ class VersionRestoreView(GavelAPIView):
         if number >= 2**63:
             raise UnknownRecord(_("Policy version %(number)s is not kept.") % {"number": number},
                                 code="unknown_version")
-        draft = proposals.draft_from_version(number, request.user)
+        try:
+            draft = proposals.draft_from_version(number, request.user)
+        except policy.PolicyInvalid as exc:
+            raise BadInput(_("That version no longer makes a valid policy; no draft was made."),
+                           code="invalid_policy", fields=exc.errors) from exc
         return self.with_policy_version(Response(_summary(draft), status=201), PolicyVersion.current())

@@ -44,8 +44,8 @@ class PolicyDraft(models.Model):
     regressions_accepted = models.PositiveIntegerField(
         _("regressions accepted"), default=0,
         help_text=_("Passing examples the approver accepted would fail when publishing."))
-    created_at = models.DateTimeField(_("created"), default=timezone.now)
-    updated_at = models.DateTimeField(_("updated"), auto_now=True)
+    created_at = models.DateTimeField(_("created"), default=timezone.now, help_text=_("When the draft was opened."))
+    updated_at = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the draft last changed."))
 
     class Meta:
         ordering = ["-updated_at", "-id"]
@@ -61,10 +61,11 @@ class PolicyDraftComment(models.Model):
     """A note on a draft: the approver's reason for sending it back, or any editor's remark."""
 
     draft = models.ForeignKey(PolicyDraft, on_delete=models.CASCADE, related_name="comments",
-                              verbose_name=_("draft"))
-    author_label = models.CharField(_("author"), max_length=200, blank=True, default="")
-    text = models.TextField(_("comment"))
-    created_at = models.DateTimeField(_("created"), default=timezone.now)
+                              verbose_name=_("draft"), help_text=_("The draft the comment is about."))
+    author_label = models.CharField(_("author"), max_length=200, blank=True, default="",
+                                    help_text=_("Who wrote the comment: user:anna or consumer:ci."))
+    text = models.TextField(_("comment"), help_text=_("The note, e.g. why the draft was sent back."))
+    created_at = models.DateTimeField(_("created"), default=timezone.now, help_text=_("When it was written."))
 
     class Meta:
         ordering = ["created_at", "id"]

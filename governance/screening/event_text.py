@@ -54,6 +54,8 @@ def sentence(event) -> str:
     judges = [j for j in detail.get("judges") or () if isinstance(j, dict)]
     if judges:
         parts.append(_("judges: %(judges)s") % {"judges": "; ".join(_judge(j) for j in judges)})
+    if str(detail.get("event", "")).startswith("draft."):
+        parts.append(_draft_facts(detail))
     if detail.get("reason"):
         parts.append(_("reason: %(reason)s") % {"reason": core.reason_text(str(detail["reason"]))})
     failures = [f for f in detail.get("failures") or () if isinstance(f, dict)]
@@ -66,6 +68,16 @@ def sentence(event) -> str:
     if detail.get("count") and event.check_name == "secret_redaction":
         parts.append(_("%(count)s value(s) masked") % {"count": detail["count"]})
     return "; ".join(parts) + "."
+
+
+def _draft_facts(detail: dict) -> str:
+    """A policy draft's event (issue 27): which draft, at which version, with how many changes."""
+    text = _("draft %(draft)s, %(changes)s change(s), live version %(live)s") % {
+        "draft": detail.get("draft"), "changes": detail.get("changes", 0), "live": detail.get("live_version")}
+    if detail.get("version"):
+        text += "; " + _("published as version %(version)s, %(accepted)s regression(s) accepted") % {
+            "version": detail["version"], "accepted": detail.get("regressions_accepted", 0)}
+    return text
 
 
 def _rule(rule: dict) -> str:

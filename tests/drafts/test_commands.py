@@ -151,3 +151,44 @@ def test_policy_draft_restore_and_list(provider, django_capture_on_commit_callba
     assert f"{out['draft']['id']:>6}  open" in command("policy_draft", "--list")
     with pytest.raises(CommandError):
         call_command("policy_draft", "424242", stdout=StringIO())
+
+
+def test_the_operator_submits_schedules_and_publishes_from_the_command_line(
+        provider, tmp_path, django_capture_on_commit_callbacks):
+    document = live_policy(provider)
+    document["term_lists"][0]["forbidden"].append("harbour")  # stops the allowed example: a regression
+    path = tmp_path / "draft.yaml"
+    path.write_text(yaml.safe_dump(document), encoding="utf-8")
+    command("import_policy", str(path), "--draft", "harbour")
+    draft = PolicyDraft.objects.get()
+    assert command("policy_draft", str(draft.pk), "--submit") == f"Draft {draft.pk} submitted.\n"
+    with pytest.raises(CommandError, match="plain-news-allowed"):
+        call_command("policy_draft", str(draft.pk), "--publish", stdout=StringIO())
+    with pytest.raises(CommandError, match="ISO time"):
+        call_command("policy_draft", str(draft.pk), "--publish-at", "tomorrowish", stdout=StringIO())
+    assert "publishes at" in command("policy_draft", str(draft.pk), "--publish-at", "now")
+    assert command("publish_due_drafts") == f"Draft {draft.pk} refused: examples_regressed.\n"
+    with django_capture_on_commit_callbacks(execute=True):
+        out = command("policy_draft", str(draft.pk), "--publish", "--allow-regressions")
+    assert out == f"Draft {draft.pk} published as version {PolicyVersion.current()}.\n"
+    revision = PolicyRevision.objects.get(number=PolicyVersion.current())
+    assert (revision.author, revision.approver, revision.regressions_accepted) == (
+        "command:import_policy", "command:policy_draft", 1)
+
+
+def test_a_conflict_is_resolved_from_the_command_line(provider, tmp_path):
+    document = live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    proposals.record_change(draft, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))
+    document["term_lists"][0]["forbidden"] = ["Rabatt*", "Gratis"]
+    from governance.policy import release
+
+    release.apply_release(document, actor="user:admin")
+    assert "CONFLICT term_lists:Brand words" in command("policy_draft", str(draft.pk), "--replay", "0")
+    with pytest.raises(CommandError, match="draft_conflicts|conflicts"):
+        call_command("policy_draft", str(draft.pk), "--publish", stdout=StringIO())
+    with pytest.raises(CommandError, match="SECTION:NAME"):
+        call_command("policy_draft", str(draft.pk), "--resolve", "Brand words", stdout=StringIO())
+    out = command("policy_draft", str(draft.pk), "--resolve", "term_lists:Brand words=draft", "--publish")
+    assert "resolved (draft)" in out and "published as version" in out
+    assert TermList.objects.get().forbidden.split() == ["Rabatt*", "Skonto"]

@@ -30,6 +30,8 @@ def test_a_change_lands_in_the_draft_and_the_live_policy_stays_as_it_is(provider
     assert PolicyVersion.current() == version and TermList.objects.get().forbidden == "Rabatt*"
     assert proposals.changes_touching("term_lists", "Brand words") == [draft]
     assert proposals.changes_touching("pattern_rules", "legal.no-guarantee") == []
+    assert proposals.touched_records() == {("term_lists", "Brand words"): [draft]}
+    assert proposals.touched_records("examples") == {}
     assert GovernanceEvent.objects.filter(decision="draft_created", actor="user:editor").count() == 1
 
 
@@ -181,3 +183,36 @@ def test_restore_makes_a_draft_that_removes_what_the_old_version_lacked(provider
 
 def test_every_section_has_a_name_key():
     assert set(NAME_KEYS) == set(proposals.SECTIONS)
+
+
+def test_a_record_read_back_with_sorted_keys_is_put_in_the_files_order(provider):
+    """PostgreSQL's JSON keeps keys sorted: the draft's document (and its diff) must not depend on it."""
+    live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    record = term_list(None, forbidden=["Rabatt*", "Skonto"])
+    example = dict(policy.export_policy()["examples"][0], note="why")
+    proposals.record_change(draft, "term_lists", "Brand words", dict(sorted(record.items())))
+    proposals.record_change(draft, "examples", example["name"], dict(sorted(example.items())))
+    document, _ = proposals.draft_document(draft)
+    assert list(document["term_lists"][0]) == list(policy.TERM_LIST_KEYS)
+    assert list(document["examples"][0]) == list(policy.EXAMPLE_KEYS)
+    assert list(document["examples"][0]["expect"]) == [k for k in policy.EXPECT_KEYS if k in example["expect"]]
+
+
+def test_the_governance_log_reads_a_draft_event_as_a_sentence(provider):
+    from governance.screening.event_text import sentence
+
+    live_policy(provider)
+    draft = proposals.open_draft_for(person("editor"))
+    event = GovernanceEvent.objects.get(decision="draft_created")
+    assert sentence(event) == (f"Policy draft opened by the policy release check; draft {draft.pk}, 0 change(s), "
+                               f"live version {PolicyVersion.current()}.")
+
+
+def test_celery_beat_publishes_due_drafts_every_sweep(settings):
+    from governance.celery import app
+    from governance.work import tasks  # noqa: F401 -- the worker imports it (autodiscovery)
+
+    schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
+    assert schedule["governance.publish_due_drafts"] == float(settings.GAVEL_SWEEP_INTERVAL_SECONDS)
+    assert "governance.publish_due_drafts" in app.tasks

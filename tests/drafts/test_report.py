@@ -103,3 +103,34 @@ def test_a_moved_base_is_reported_with_its_conflict(provider):
     removed = [line for line in report["diff"].splitlines() if line.startswith("-") and "legal.no-guarantee" in line]
     assert removed and not any(line.startswith("+") and "legal.no-guarantee" in line
                                for line in report["diff"].splitlines())
+
+
+def test_a_restore_draft_names_what_it_would_remove_and_nothing_changes_until_published(
+        provider, django_capture_on_commit_callbacks):
+    from governance import policy
+    from governance.policy import release
+
+    with django_capture_on_commit_callbacks(execute=True):
+        document = live_policy(provider)
+    old = PolicyVersion.current()
+    document["examples"].append({"name": "third-example", "configuration": "newsroom", "text": NEWS,
+                                 "expect": {"outcome": "allowed"}})
+    document["pattern_rules"].append(dict(document["pattern_rules"][0], identifier="legal.second"))
+    with django_capture_on_commit_callbacks(execute=True):
+        release.apply_release(document, actor="user:admin")
+    version, exported = PolicyVersion.current(), policy.export_policy()
+    admin = person("admin", superuser=True)
+    draft = proposals.draft_from_version(old, admin)
+    report = draft_report(draft, replay_tasks=0)
+    removals = [(c["section"], c["name"]) for c in report["changes"] if c["action"] == "remove"]
+    assert removals == [("pattern_rules", "legal.second"), ("examples", "third-example")]
+    assert {"example": "third-example", "live": "passed", "draft": "absent"} in report["test"]["changed"]
+    assert "-  - name: third-example" in report["diff"]
+    assert PolicyVersion.current() == version and policy.export_policy() == exported
+    with pytest.raises(proposals.ExamplesRegressed):  # removing a passing example is a regression
+        proposals.publish(draft, admin)
+    with django_capture_on_commit_callbacks(execute=True):
+        proposals.publish(draft, admin, allow_regressions=True)
+    restored = policy.export_policy()
+    assert [e["name"] for e in restored["examples"]] == ["discount-word-blocked", "plain-news-allowed"]
+    assert [r["identifier"] for r in restored["pattern_rules"]] == ["legal.no-guarantee"]

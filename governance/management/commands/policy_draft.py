@@ -2,9 +2,12 @@
 import json
 
 from django.core.management.base import BaseCommand, CommandError
+from django.utils import timezone
+from django.utils.dateparse import parse_datetime
 
 from governance.errors import GavelError
 from governance.models import PolicyDraft
+from governance.policy import PolicyInvalid
 from governance.policy import proposals
 from governance.policy.proposals_report import draft_report
 from governance.policy.replay import DEFAULT_REPLAY
@@ -34,9 +37,19 @@ class Command(BaseCommand):
         parser.add_argument("--cost-cap", type=float, default=1.0, help="stop asking replay judges past this cost")
         parser.add_argument("--counts-only", action="store_true",
                             help="the replay as counts, without task ids (what the API shows)")
+        parser.add_argument("--submit", action="store_true", help="submit the open draft for approval")
+        parser.add_argument("--resolve", action="append", default=[], metavar="SECTION:NAME=draft|live",
+                            help="settle a conflict: keep the draft's record, or take the live one (repeatable)")
+        parser.add_argument("--publish", action="store_true",
+                            help="publish the draft now, through the release gate")
+        parser.add_argument("--allow-regressions", action="store_true",
+                            help="with --publish: publish even when passing examples would fail")
+        parser.add_argument("--publish-at", metavar="WHEN",
+                            help="let the worker (or publish_due_drafts) publish it at this ISO time, or 'now'")
 
     def handle(self, *args, draft=None, list=False, restore=None, format="text", replay=DEFAULT_REPLAY,
-               replay_hours=None, judges="skip", replay_judges=False, cost_cap=1.0, counts_only=False, **options):
+               replay_hours=None, judges="skip", replay_judges=False, cost_cap=1.0, counts_only=False, submit=False,
+               publish=False, allow_regressions=False, publish_at=None, resolve=(), **options):
         if list:
             for row in PolicyDraft.objects.order_by("-updated_at", "-id"):
                 self.stdout.write(f"{row.pk:>6}  {row.status:<9}  {row.author_label or '-':<24}  "
@@ -55,16 +68,44 @@ class Command(BaseCommand):
                 found = PolicyDraft.objects.filter(pk=draft).first()
                 if found is None:
                     raise CommandError(f"No draft {draft}.")
+                if submit or publish or publish_at or resolve:
+                    return self.act(found, submit=submit, publish=publish, allow_regressions=allow_regressions,
+                                    publish_at=publish_at, resolve=resolve)
             report = draft_report(found, replay_tasks=replay, replay_hours=replay_hours, judges=judges,
                                   replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
                                   task_ids=not counts_only)
-        except GavelError as exc:
+        except (GavelError, PolicyInvalid) as exc:
             raise CommandError(str(exc)) from exc
         if format == "json":
             self.stdout.write(json.dumps(report, ensure_ascii=False, indent=2))
             return
         for line in text_lines(report):
             self.stdout.write(line)
+
+    def act(self, draft: PolicyDraft, *, submit: bool, publish: bool, allow_regressions: bool, publish_at,
+            resolve=()) -> None:
+        """Resolve, submit, schedule or publish, as the operator (`command:policy_draft`)."""
+        for item in resolve:
+            record, _sep, take = item.rpartition("=")
+            section, _sep, name = record.partition(":")
+            if take not in ("draft", "live") or not section or not name:
+                raise CommandError(f"--resolve takes SECTION:NAME=draft or SECTION:NAME=live, not {item!r}.")
+            proposals.resolve_conflict(draft, section, name, take)
+            self.stdout.write(f"Draft {draft.pk}: {section}:{name} resolved ({take}).")
+        if submit:
+            proposals.submit(draft, ACTOR)
+            self.stdout.write(f"Draft {draft.pk} submitted.")
+        if publish_at:
+            at = timezone.now() if publish_at == "now" else parse_datetime(publish_at)
+            if at is None:
+                raise CommandError("--publish-at takes an ISO time (2026-12-24T06:00:00+01:00) or 'now'.")
+            if timezone.is_naive(at):
+                at = timezone.make_aware(at)
+            proposals.schedule_publish(draft, ACTOR, at)
+            self.stdout.write(f"Draft {draft.pk} publishes at {at.isoformat()} (the worker, or publish_due_drafts).")
+        if publish:
+            version = proposals.publish(draft, ACTOR, allow_regressions=allow_regressions)
+            self.stdout.write(f"Draft {draft.pk} published as version {version}.")
 
 
 def text_lines(report: dict) -> list[str]:
