@@ -32,7 +32,6 @@ from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
 
 PUBLISH_FIELD = "_gavel_publish"
-LIVE = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
 
 
 @contextmanager
@@ -81,15 +80,6 @@ def draft_url(draft: PolicyDraft) -> str:
     return reverse("admin:governance_policydraft_change", args=[draft.pk])
 
 
-def drafts_by_record() -> dict[tuple[str, str], list[PolicyDraft]]:
-    """Open and submitted drafts by the (section, name) they change: one query for a whole list."""
-    found: dict[tuple[str, str], list[PolicyDraft]] = {}
-    for draft in PolicyDraft.objects.filter(status__in=LIVE).only("id", "title", "status", "changes"):
-        for change in draft.changes or ():
-            found.setdefault((change.get("section"), str(change.get("name"))), []).append(draft)
-    return found
-
-
 MSG_SAVED_TO_DRAFT = _("Saved into your draft “%(title)s” (%(count)d change(s)); the live policy is unchanged "
                        "(version %(version)s). Open the draft to test it and submit it.")
 MSG_NOTHING_CHANGED = _("Nothing changed; your draft stays as it was.")
@@ -130,7 +120,7 @@ class DraftedAdminMixin:
         return str(getattr(obj, NAME_KEYS[self.policy_section]))
 
     def get_list_display(self, request):
-        drafts = drafts_by_record()  # read once per list, for this request only
+        drafts = proposals.touched_records(self.policy_section)  # one query per list, for this request only
 
         def in_draft(obj):
             touching = drafts.get((self.policy_section, self.record_name(obj)), [])
