@@ -135,7 +135,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
                 proposals.resolve_conflict(draft, section, name, take)
                 taken = MSG_TOOK_LIVE if take == "live" else MSG_TOOK_DRAFT
                 messages.success(request, taken % {"record": f"{section}:{name}"})
-            elif "schedule" in post:
+            elif "schedule" in post and proposals.may_approve(user):
                 form = ScheduleForm(post)
                 if form.is_valid():
                     at = form.cleaned_data["publish_at"]
