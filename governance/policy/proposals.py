@@ -432,11 +432,13 @@ def publish_due(now=None) -> list[dict]:
     results = []
     due = PolicyDraft.objects.filter(status__in=LIVE_STATUSES, publish_at__lte=now).exclude(scheduled_by="")
     for draft in due.order_by("publish_at", "id"):
+        # Claimed by clearing its time: a second runner at the same moment (beat and the command) skips it.
+        if not PolicyDraft.objects.filter(pk=draft.pk, publish_at=draft.publish_at).update(publish_at=None):
+            continue
+        draft.publish_at = None
         try:
             version = _publish(draft, draft.scheduled_by, allow_regressions=False, scheduled=True)
             results.append({"draft": draft.pk, "published": version})
         except (DraftConflicts, ExamplesRegressed, PolicyInvalid) as exc:
-            draft.publish_at = None
-            draft.save(update_fields=["publish_at", "updated_at"])
             results.append({"draft": draft.pk, "refused": getattr(exc, "code", "invalid_policy")})
     return results

@@ -216,3 +216,30 @@ def test_celery_beat_publishes_due_drafts_every_sweep(settings):
     schedule = {entry["task"]: entry["schedule"] for entry in settings.CELERY_BEAT_SCHEDULE.values()}
     assert schedule["governance.publish_due_drafts"] == float(settings.GAVEL_SWEEP_INTERVAL_SECONDS)
     assert "governance.publish_due_drafts" in app.tasks
+
+
+def test_every_record_of_the_example_policy_survives_a_draft_unchanged():
+    """Each record of the normative example, recorded into a draft (kept as JSON in the database) and read
+    back: the draft's document is the live one, record for record, and nothing conflicts."""
+    from tests.governance.test_policy_examples import example_document
+
+    policy.import_policy(example_document())
+    live = policy.export_policy()
+    draft = proposals.open_draft_for(person("editor"))
+    for section, key in NAME_KEYS.items():
+        for record in live[section]:
+            changed = dict(record)
+            proposals.record_change(draft, section, record[key], None)  # a removal, then the record itself back
+            proposals.record_change(draft, section, record[key], changed)
+    assert PolicyDraft.objects.get(pk=draft.pk).changes == []
+    # Every record changed in the draft: its base and record both travel through the database.
+    for section, key in NAME_KEYS.items():
+        for record in live[section]:
+            proposals.record_change(draft, section, record[key], dict(record, **{key: record[key]}) | (
+                {"note": "changed"} if section == "examples" else {}))
+    draft = PolicyDraft.objects.get(pk=draft.pk)
+    document, conflicts = proposals.draft_document(draft)
+    assert conflicts == []
+    assert {k: v for k, v in document.items() if k != "examples"} == {
+        k: v for k, v in live.items() if k != "examples"}
+    assert [e["note"] for e in document["examples"]] == ["changed"] * len(live["examples"])
