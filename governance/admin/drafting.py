@@ -153,6 +153,8 @@ class DraftedAdminMixin:
         return view(request, object_id, form_url, extra_context)
 
     def delete_view(self, request, object_id, extra_context=None):
+        extra_context = {**(extra_context or {}), "gavel_drafting": True, "gavel_publish_field": PUBLISH_FIELD,
+                         "gavel_may_publish": may_save_and_publish(request.user)}
         view = super().delete_view
         if request.method == "POST":
             return self.drafted(request, lambda: view(request, object_id, extra_context))
