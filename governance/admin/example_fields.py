@@ -129,7 +129,7 @@ class FindingsWidget(forms.Widget):
 
     def render(self, name, value, attrs=None, renderer=None):
         known = known_names()
-        rows = [_as_row(v) for v in (value or []) if isinstance(v, dict)]
+        rows = [row for row in (_as_row(v) for v in (value or []) if isinstance(v, dict)) if any(row.values())]
         rows += [{"check": "", "target": "", "detail": ""}] * EXTRA_ROWS
         header = format_html("<thead><tr><th>{}</th><th>{}</th><th>{}</th></tr></thead>", gettext("check"),
                              gettext("term list, snippet or pattern rule"), gettext("term or rule line (empty: any)"))

@@ -163,3 +163,34 @@ def test_four_eyes_the_author_sees_no_publish_button_another_approver_does(brows
     assert "Skonto" in TermList.objects.get(pk=brand.pk).forbidden
     author.context.close()
     other.context.close()
+
+
+def test_the_example_form_picks_findings_and_tries_the_text_before_saving(browser, live_server, provider, screenshots):
+    live_policy(provider)
+    folder = screens(screenshots)
+    pia = policy_editor_with_drafts()
+    page = signed_in(browser, live_server, pia)
+    page.goto(f"{live_server.url}/admin/governance/policyexample/add/")
+    page.fill("input[name=name]", "discount-in-report")
+    page.select_option("select[name=configuration]", "newsroom")
+    page.fill("textarea[name=text]", DISCOUNT)
+    page.select_option("select[name=expect_outcome]", "allowed_with_hints")
+    row = page.locator("#id_expect_findings tr.gavel-finding").first
+    row.locator("select.gavel-finding-check").select_option("term_list")
+    # The second picker offers only term lists now, the third only that list's terms.
+    expect(row.locator("select.gavel-finding-target optgroup[data-check=pattern_rules]")).to_be_hidden()
+    row.locator("select.gavel-finding-target").select_option("Brand words")
+    row.locator("select.gavel-finding-detail").select_option("Rabatt*")
+    page.get_by_role("button", name="Try it: what the current policy says").click()
+    result = page.locator("#try-example")
+    expect(result).to_contain_text("Outcome: blocked (expected: delivered with hints).")
+    expect(result).to_contain_text("The example would fail.")
+    expect(result.locator("tr.try-found")).to_contain_text("Brand words Rabatt* (term_list)")
+    expect(page.locator("textarea[name=text]")).to_have_value(DISCOUNT)  # the form as it was filled in
+    page.screenshot(path=str(folder / "example-try-it.png"), full_page=True)
+    page.locator("input[name=_save]").click()
+    expect(page.locator("ul.messagelist li.success")).to_contain_text("Saved into your draft")
+    draft = PolicyDraft.objects.get(author=pia)
+    [change] = draft.changes
+    assert change["record"]["expect"]["findings"] == [{"check": "term_list", "list": "Brand words", "term": "Rabatt*"}]
+    page.context.close()

@@ -202,3 +202,41 @@ def test_a_policy_editors_index_offers_drafts_history_test_and_dry_run(provider)
                  "Dry run: a draft’s test report and replay"):
         assert link in html
     assert "/admin/policy/import/" not in html
+
+
+def test_the_draft_page_and_try_it_read_in_german(provider):
+    """Every string these pages show is German when the reader asks for it (issue 27: German complete)."""
+    from tests.governance.test_german import english_probes, visible_text
+
+    document = live_policy(provider)
+    tasks_with_discount([0.5])
+    root = person("root", superuser=True)
+    draft = report_mode_draft(editor())
+    proposals.submit(draft, draft.author)
+    client = client_for(root)
+    refused = client.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1"},
+                          HTTP_ACCEPT_LANGUAGE="de")
+    conflicting = proposals.open_draft_for(root)
+    proposals.record_change(conflicting, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))
+    document["term_lists"][0]["forbidden"] = ["Rabatt*", "Gratis"]
+    release.apply_release(document, actor="user:root", source="import")
+    pages = {
+        "refused": refused.content.decode(),
+        "conflict": client.get(f"/admin/governance/policydraft/{conflicting.pk}/change/", {"judges": "on"},
+                               HTTP_ACCEPT_LANGUAGE="de").content.decode(),
+        "list": client.get("/admin/governance/policydraft/", HTTP_ACCEPT_LANGUAGE="de").content.decode(),
+        "term list": client.get(f"/admin/termlists/termlist/{TermList.objects.get().pk}/change/",
+                                HTTP_ACCEPT_LANGUAGE="de").content.decode(),
+        "try": client.post("/admin/governance/policyexample/add/", {
+            "name": "x", "configuration": "newsroom", "kind": "completion", "format": "text",
+            "text": "Jetzt mit Rabattaktion.", "tool_calls": "[]", "expect_outcome": "allowed",
+            "expect_findings-0-check": "", "expect_findings-0-target": "", "expect_findings-0-detail": "",
+            "_try": "1"}, HTTP_ACCEPT_LANGUAGE="de").content.decode(),
+    }
+    assert "Veröffentlichung abgelehnt" in pages["refused"] and "Rückschritt" in pages["refused"]
+    assert "1 Konflikt" in pages["conflict"] and "Prüfer: " in pages["conflict"]
+    assert "Ergebnis: gestoppt (erwartet: ausgeliefert)." in pages["try"]
+    assert "Speichern und veröffentlichen" in pages["term list"]
+    probes = english_probes()
+    found = [(name, probe) for name, html in pages.items() for probe in probes if probe in visible_text(html)]
+    assert found == []
