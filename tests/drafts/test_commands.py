@@ -43,6 +43,8 @@ def test_import_policy_with_draft_makes_then_updates_a_draft_and_releases_nothin
     out = command("import_policy", str(draft_file), "--draft", "Skonto please")
     assert f"Draft {draft.pk} updated: 2 change(s)" in out and PolicyDraft.objects.count() == 1
     assert PolicyVersion.current() == version and TermList.objects.get().forbidden == "Rabatt*"
+    with pytest.raises(CommandError, match="releases nothing"):
+        call_command("import_policy", str(draft_file), "--draft", "x", "--dry-run", stdout=StringIO())
     draft_file.write_text(yaml.safe_dump({"configurations": [{"identifier": "x"}]}), encoding="utf-8")
     with pytest.raises(CommandError):
         call_command("import_policy", str(draft_file), "--draft", "broken", stdout=StringIO(), stderr=StringIO())
@@ -61,6 +63,10 @@ def test_the_api_and_the_command_give_the_same_report_for_the_same_draft(provide
     from_command = json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay", "6",
                                       "--counts-only"))
     assert from_api == from_command
+    by_hours = client.get(f"/api/v1/policy/drafts/{draft.pk}?replay_hours=0.05&judges=cached").json()
+    assert by_hours == json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay-hours",
+                                          "0.05", "--judges", "cached", "--counts-only"))
+    assert by_hours["replay"]["window"] == {"hours": 0.05} and by_hours["replay"]["screened"] == 2  # 3 minutes
     assert from_api["replay"]["counts"] == {"allowed→blocked": 4}
     assert from_api["changes"] == [{"section": "term_lists", "name": "Brand words", "action": "change"},
                                    {"section": "examples", "name": "plain-news-allowed", "action": "remove"}]

@@ -39,6 +39,9 @@ class Command(BaseCommand):
 
     def handle(self, *args, file, dry_run, prune, replay=release.replaying.DEFAULT_REPLAY, replay_judges=False,
                replay_cost_cap=1.0, allow_regressions=False, draft=None, **options):
+        if draft is not None and (dry_run or allow_regressions):
+            raise CommandError("--draft makes a draft and releases nothing: its report is `policy_draft ID`, and "
+                               "an approver publishes it (`policy_draft ID --publish [--allow-regressions]`).")
         try:
             text = read_input(file, options.get("stdin"))
         except (OSError, UnicodeDecodeError) as exc:
