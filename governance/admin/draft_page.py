@@ -18,6 +18,7 @@ from governance.work import editors
 MAX_TASKS = 5000
 MAX_HOURS = 24 * 90
 CONTEXT_CHARS = 60  # shown either side of a changed passage
+REPLAY_COST_CAP = 1.0  # what replay judges may cost per report (the command's --cost-cap default)
 
 
 class WindowForm(forms.Form):
@@ -28,13 +29,16 @@ class WindowForm(forms.Form):
     tasks = forms.IntegerField(label=_("tasks"), min_value=1, max_value=MAX_TASKS, initial=DEFAULT_REPLAY,
                                required=False)
     hours = forms.FloatField(label=_("hours"), min_value=0.1, max_value=MAX_HOURS, initial=24, required=False)
-    judges = forms.BooleanField(label=_("ask the judges too (shows their calls and cost)"), required=False)
+    judges = forms.BooleanField(label=_("ask the judges too (shows their calls and cost; at most 1.00 per replay)"),
+                                required=False)
 
     def report_options(self) -> dict:
         """The arguments of draft_report for this window; the defaults when the form is empty or wrong."""
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
         judges = bool(data.get("judges"))
-        options = {"judges": "cached" if judges else "skip", "replay_judges": judges}
+        # Judges in the replay cost money: capped as the command caps them by default.
+        options = {"judges": "cached" if judges else "skip", "replay_judges": judges,
+                   "cost_cap": REPLAY_COST_CAP if judges else 0.0}
         if data.get("window") == "hours":
             options.update(replay_tasks=None, replay_hours=data.get("hours") or 24)
         else:

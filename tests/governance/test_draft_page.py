@@ -240,3 +240,22 @@ def test_the_draft_page_and_try_it_read_in_german(provider):
     probes = english_probes()
     found = [(name, probe) for name, html in pages.items() for probe in probes if probe in visible_text(html)]
     assert found == []
+
+
+def test_the_page_shows_the_report_the_command_gives(provider):
+    """Must show 6, the admin's part: the page renders the very report `policy_draft ID --format json` prints."""
+    import json
+    from io import StringIO
+
+    from django.core.management import call_command
+
+    live_policy(provider)
+    tasks_with_discount([0.5, 3])
+    pia = editor()
+    draft = report_mode_draft(pia)
+    for params, args in (({}, []), ({"window": "hours", "hours": "1"}, ["--replay-hours", "1"]),
+                         ({"window": "tasks", "tasks": "2"}, ["--replay", "2"])):
+        page = client_for(pia).get(f"/admin/governance/policydraft/{draft.pk}/change/", params)
+        out = StringIO()
+        call_command("policy_draft", str(draft.pk), "--format", "json", *args, stdout=out)
+        assert json.loads(json.dumps(page.context["report"])) == json.loads(out.getvalue())
