@@ -127,7 +127,8 @@ class DraftedAdminMixin:
             return self.draft_links(touching) if touching else ""
 
         in_draft.short_description = _("in a draft")
-        return (*super().get_list_display(request), in_draft)
+        shown = list(super().get_list_display(request))
+        return (*shown[:1], in_draft, *shown[1:])  # beside the name, where the eye is
 
     @staticmethod
     def draft_links(drafts) -> str:

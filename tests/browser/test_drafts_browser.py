@@ -94,6 +94,7 @@ def test_an_edit_lands_in_a_draft_is_refused_for_its_regression_then_published(
     assert TermList.objects.get(pk=brand.pk).mode == "block" and PolicyVersion.current() == version
     assert screen(editor, live_server, token)["outcome"] == "blocked"
     expect(editor.locator("table#result_list tr", has_text="Brand words")).to_contain_text("Draft")
+    editor.screenshot(path=str(folder / "termlist-saved-into-draft.png"), full_page=True)
 
     # The draft's page: the diff, the failing example, the replayed texts that change.
     editor.get_by_role("link", name="Open the draft").click()
