@@ -156,9 +156,10 @@ class PolicyDraftAdmin(admin.ModelAdmin):
     def draft_page(self, request, draft, *, refused=None):
         window = WindowForm(request.GET or None)
         options = window.report_options()
-        report = proposals_report.draft_report(draft, **options)
         user = request.user
         live_statuses = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
+        # A published or withdrawn draft is history: compared with today's policy it would only mislead.
+        report = proposals_report.draft_report(draft, **options) if draft.status in live_statuses else {}
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts, "original": draft, "draft": draft, "title": str(draft),
