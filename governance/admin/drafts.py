@@ -17,7 +17,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 
 from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows, diff_lines, example_rows,
-                                         replay_rows)
+                                         may_read_texts, replay_rows)
 from governance.errors import GavelError
 from governance.models import PolicyDraft
 from governance.policy import PolicyInvalid, proposals, proposals_report
@@ -158,6 +158,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
         options = window.report_options()
         user = request.user
         live_statuses = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
+        # Task ids for those the review UI lets open every task; counts only for anyone else (as over the API).
+        options["task_ids"] = may_read_texts(user)
         # A published or withdrawn draft is history: compared with today's policy it would only mislead.
         report = proposals_report.draft_report(draft, **options) if draft.status in live_statuses else {}
         context = {
