@@ -241,7 +241,8 @@ class DraftedAdminMixin:
                 proposals.publish(draft, request.user)
         except ExamplesRegressed as exc:
             messages.error(request, MSG_PUBLISH_REFUSED % {"reason": str(exc)})
-            return HttpResponseRedirect(draft_url(draft))
+            # The draft's page then offers the approver to accept the regressions it names.
+            return HttpResponseRedirect(draft_url(draft) + "?refused=1")
         except (proposals.DraftConflicts, proposals.NotPublishable, proposals.FourEyesRefused) as exc:
             messages.error(request, MSG_PUBLISH_REFUSED % {"reason": str(exc)})
             return HttpResponseRedirect(draft_url(draft))

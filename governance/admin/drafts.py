@@ -162,6 +162,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
         options["task_ids"] = may_read_texts(user)
         # A published or withdrawn draft is history: compared with today's policy it would only mislead.
         report = proposals_report.draft_report(draft, **options) if draft.status in live_statuses else {}
+        if refused is None and request.GET.get("refused") and report.get("test"):
+            refused = report["test"]["regressions"] or None  # after Save and publish was refused
         context = {
             **self.admin_site.each_context(request),
             "opts": self.opts, "original": draft, "draft": draft, "title": str(draft),

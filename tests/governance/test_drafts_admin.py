@@ -119,7 +119,9 @@ def test_an_approver_saves_and_publishes_through_the_gate(provider):
     # "harbour" stops the passing example plain-news-allowed: refused, the draft's page names it.
     refused = client.post(url, term_list_form(brand, forbidden="Rabatt*\nharbour", _gavel_publish="1"), follow=True)
     draft = PolicyDraft.objects.get(author=root)
-    assert refused.redirect_chain[-1][0] == f"/admin/governance/policydraft/{draft.pk}/change/"
+    assert refused.redirect_chain[-1][0] == f"/admin/governance/policydraft/{draft.pk}/change/?refused=1"
+    # The draft's page names the regression and offers the approver to accept it.
+    assert 'id="draft-refused"' in refused.content.decode() and "plain-news-allowed" in refused.content.decode()
     assert PolicyVersion.current() == version and TermList.objects.get().forbidden == "Rabatt*"
     assert draft.status == "open" and draft.changes
     # A harmless change publishes at once.
@@ -150,3 +152,15 @@ def test_an_admin_only_field_is_still_refused_for_an_editor(provider):
                                     configuration_form(newsroom, rule_mode="block"))
     assert response.status_code == 403
     assert not PolicyDraft.objects.filter(author=pia).exclude(changes=[]).exists()
+
+
+def test_a_confirmed_bulk_delete_is_drafted_and_says_so(provider):
+    live_policy(provider)
+    root = person("root", superuser=True)
+    rule = PatternRule.objects.get()
+    page = client_for(root).post("/admin/snippets/patternrule/", {
+        "action": "delete_selected", "_selected_action": [rule.pk], "post": "yes"}, follow=True).content.decode()
+    assert "Saved into your draft" in page and "Successfully deleted" not in page
+    draft = PolicyDraft.objects.get(author=root)
+    assert [(c["section"], c["action"]) for c in draft.changes] == [("pattern_rules", "remove")]
+    assert PatternRule.objects.filter(pk=rule.pk).exists()
