@@ -19,12 +19,17 @@ from governance.admin.example_fields import (FindingsField, NamedChoiceField, Na
 from governance.errors import UnknownRecord
 from governance.models import PolicyExample
 from governance.policy.testing import evaluate, screen_example
+from governance.review.not_run import check_names, reason_words
 from governance.runs.rehearsal import rehearsal
 from judging import cache as verdict_cache
 
 TRY_JUDGES = (("skip", _("ask no judge (deterministic checks only)")),
               ("cached", _("judges too: reuse kept verdicts, ask a judge only for a text it has not judged")))
 TRY_FIELD = "_try"
+# A check's result as the try box says it (the codes are the screening's `checks`).
+RESULT_WORDS = {"passed": _("passed"), "blocked": _("stopped the text"), "reported": _("gave a hint"),
+                "skipped": _("did not run"), "redacted": _("masked a secret"), "not_checked": _("not checked"),
+                "screened": _("screened")}
 
 
 class PolicyExampleForm(forms.ModelForm):
@@ -94,8 +99,16 @@ def try_example(example: PolicyExample, judges: str) -> dict:
         result = evaluate(example, screening, judges)
     return {"outcome": screening.outcome, "expected": example.expect_outcome, "passed": result.passed,
             "found": result.found, "missing": result.missing, "unexpected": result.unexpected,
-            "not_checked": result.not_checked, "checks": screening.checks, "judges": judges,
+            "not_checked": result.not_checked, "checks": checks_in_words(screening.checks), "judges": judges,
             "judge_calls": tally.as_dict()}
+
+
+def checks_in_words(checks: list[dict]) -> list[dict]:
+    """Each check that ran or did not, in the reader's language, as the review's task page names them."""
+    names = check_names()
+    return [{"check": str(names.get(c.get("check"), c.get("check"))),
+             "result": str(RESULT_WORDS.get(c.get("result"), c.get("result"))),
+             "reason": str(reason_words(c["reason"])) if c.get("reason") else ""} for c in checks]
 
 
 @admin.register(PolicyExample)

@@ -118,6 +118,7 @@ def test_try_it_shows_what_the_current_policy_says_and_saves_nothing(example_edi
     html = page.content.decode()
     assert "Outcome: blocked (expected: delivered)." in html and "The example would fail." in html
     assert '<tr class="try-found"><td><code>Brand words Rabatt* (term_list)</code>' in html
-    assert "<code>term_list</code> blocked" in html and "No judge was asked." in html
+    assert "Term lists: stopped the text" in html and "No judge was asked." in html
+    assert "Pattern rules: did not run (an earlier check stopped the text)" in html
     assert 'value="Jetzt mit Rabattaktion für jeden Kunden."' in html or "Jetzt mit Rabattaktion für jeden Kunden.</textarea>" in html
     assert PolicyExample.objects.count() == count and PolicyVersion.current() == version
