@@ -102,7 +102,9 @@ class NamedMultipleChoiceField(forms.MultipleChoiceField):
 
 
 def kind_choices() -> list[tuple[str, str]]:
-    return [(kind, f"{KIND_WORDS.get(kind, kind)} ({kind})") for kind in KINDS]
+    # The policy file's word beside the reader's, unless they are the same word.
+    return [(kind, kind if str(KIND_WORDS.get(kind, kind)) == kind else f"{KIND_WORDS[kind]} ({kind})")
+            for kind in KINDS]
 
 
 # --- findings -------------------------------------------------------------------------------
