@@ -9,6 +9,7 @@ from __future__ import annotations
 from django import forms
 from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
+from django.utils.translation import pgettext_lazy
 
 from governance.models import Task
 from governance.policy.dump import to_yaml
@@ -58,7 +59,10 @@ def diff_lines(text: str) -> list[tuple[str, str]]:
     return [(line_kind(line), line) for line in text.splitlines()]
 
 
-ACTION_WORDS = {"add": _("adds"), "change": _("changes"), "remove": _("removes")}
+# What a draft does to a record: verbs (the catalogue's "changes" is the noun).
+ACTION_WORDS = {"add": pgettext_lazy("a draft … a record", "adds"),
+                "change": pgettext_lazy("a draft … a record", "changes"),
+                "remove": pgettext_lazy("a draft … a record", "removes")}
 
 
 def change_rows(changes: list[dict]) -> list[dict]:

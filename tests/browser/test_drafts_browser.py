@@ -155,6 +155,13 @@ def test_four_eyes_the_author_sees_no_publish_button_another_approver_does(brows
     expect(author.locator("#draft-four-eyes")).to_contain_text("another approver publishes it")
     expect(author.locator("#draft-publish")).to_have_count(0)
     author.screenshot(path=str(folder / "draft-four-eyes-author.png"), full_page=True)
+    # The same page in German (issue 27: German complete, outcome and status values too).
+    author.select_option("#gavel-language-choice", "de")
+    expect(author.locator("#draft-four-eyes")).to_contain_text("Vier Augen")
+    expect(author.locator("#draft-status")).to_contain_text("offen")
+    author.screenshot(path=str(folder / "draft-page-german.png"), full_page=True)
+    author.select_option("#gavel-language-choice", "en")
+    expect(author.locator("#draft-four-eyes")).to_contain_text("another approver")
 
     draft = PolicyDraft.objects.get(author=anna)
     other = signed_in(browser, live_server, root)
