@@ -15,6 +15,7 @@ from governance.models import Task
 from governance.policy.dump import to_yaml
 from governance.policy.replay import DEFAULT_REPLAY
 from governance.work import editors
+from termlists.matcher import matches_outside, parse_entries
 
 MAX_TASKS = 5000
 MAX_HOURS = 24 * 90
@@ -116,8 +117,30 @@ def _moved(rules) -> dict:
     return {"new_rules": list(rules or ()), "lost_rules": []}
 
 
-def replay_rows(replay: dict, user) -> dict:
-    """The replay's changed texts, each linked to its task; the changed passage only for text readers."""
+def changed_terms(changes: list[dict]) -> list[tuple[str, str | None]]:
+    """The forbidden terms of the term lists a draft changes (as the draft and as live have them): where a
+    text's outcome changes while the same terms fire (a list's mode switched), these mark the passage."""
+    terms: dict[str, str | None] = {}
+    for change in changes:
+        if change.get("section") != "term_lists":
+            continue
+        for record in (change.get("record"), change.get("base")):
+            for line in (record or {}).get("forbidden") or ():
+                for term, suggestion in parse_entries([line]):
+                    terms.setdefault(term, suggestion)
+    return list(terms.items())
+
+
+def _fallback_passage(text: str, terms) -> dict | None:
+    spans = sorted(span for term, suggestion in terms for span in matches_outside(term, suggestion, text))
+    return {"start": spans[0][0], "end": spans[0][1]} if spans else None
+
+
+def replay_rows(replay: dict, user, changes: list[dict] = ()) -> dict:
+    """The replay's changed texts, each linked to its task; the changed passage only for text readers.
+
+    The report gives the passage's offsets when the rules that fire change; when only the outcome changes
+    (the same terms fire, a list's mode was switched) the page finds the draft's changed terms itself."""
     changed = list(replay.get("changed") or ())
     readable = may_read_texts(user)
     texts = {}
@@ -125,12 +148,15 @@ def replay_rows(replay: dict, user) -> dict:
         ids = [c["task_id"] for c in changed]
         texts = {str(pk): answer for pk, answer in Task.objects.filter(pk__in=ids, purged_at__isnull=True)
                  .values_list("id", "answer")}
+    terms = changed_terms(list(changes)) if readable else []
     rows = []
     for item in changed:
         task_id = str(item["task_id"])
         row = {"task_id": task_id, "url": reverse("review:task", args=[task_id]), "before": item.get("before"),
                "after": item.get("after"), "passage": None, **_moved(item.get("rules"))}
         passage, text = item.get("passage"), texts.get(task_id)
+        if readable and passage is None and text is not None:
+            passage = _fallback_passage(text, terms)
         if readable and passage and text is not None:
             start, end = int(passage.get("start") or 0), int(passage.get("end") or 0)
             if 0 <= start <= end <= len(text):

@@ -175,7 +175,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "conflicts": conflict_rows(report.get("conflicts") or []),
             "examples": example_rows(report.get("test") or {}),
             "rules": (report.get("test") or {}).get("rules") or [],
-            "replay": replay_rows(report.get("replay") or {}, user),
+            "replay": replay_rows(report.get("replay") or {}, user, draft.changes or []),
             "judges": report.get("judges") or {},
             "errors": sorted((report.get("errors") or {}).items()),
             "comments": list(draft.comments.all()),

@@ -109,6 +109,8 @@ def test_an_edit_lands_in_a_draft_is_refused_for_its_regression_then_published(
     for task in replayed[:3]:
         link = editor.locator(f'a[href="/review/tasks/{task.pk}/"]')
         expect(link).to_have_text(str(task.pk))
+    expect(editor.locator("#draft-replay mark")).to_have_count(3)  # the passage, for a reader of texts
+    expect(editor.locator("#draft-replay mark").first).to_have_text("Rabattaktion")
     editor.screenshot(path=str(folder / "draft-page-editor.png"), full_page=True)
     editor.locator("#draft-submit").click()
     expect(editor.locator("#draft-status")).to_contain_text("submitted")

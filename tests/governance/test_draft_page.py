@@ -72,6 +72,9 @@ def test_the_page_shows_the_diff_the_regression_and_the_replayed_texts_with_thei
         assert f'<a href="/review/tasks/{task.pk}/"><code class="gavel-id">{task.pk}</code></a>' in html
     assert str(tasks[2].pk) not in html
     assert "blocked → delivered (2)" in html
+    # The report names no changed rule (the same term fires, the list's mode changed): the page finds the
+    # draft's term in each text and marks it, for a reader allowed to read texts.
+    assert html.count("<mark>Rabattaktion</mark>") == 2
     rows = re.findall(r'<tr class="replayed">(.*?)</tr>', html, re.S)
     assert len(rows) == 2 and all("<td>blocked</td><td>delivered with hints</td>" in row for row in rows)
     # Nothing of it is live.
