@@ -9,6 +9,7 @@ from simple_history.admin import SimpleHistoryAdmin
 
 from governance.records import bulk
 from governance.admin import TagListField
+from governance.admin.drafting import DraftedAdminMixin
 from judging.admin_warnings import rule_numbering_for_snippet
 from snippets.models import PatternRule, Snippet
 
@@ -42,7 +43,8 @@ class TagFilter(admin.SimpleListFilter):
 
 
 @admin.register(Snippet)
-class SnippetAdmin(SimpleHistoryAdmin):
+class SnippetAdmin(DraftedAdminMixin, SimpleHistoryAdmin):
+    policy_section = "snippets"
     form = SnippetAdminForm
     list_display = ("identifier", "name", "tag_list", "rule_count", "sort", "is_active", "hidden", "data_class")
     list_filter = ("is_active", "hidden", "data_class", TagFilter)
@@ -136,7 +138,8 @@ class PatternTagFilter(TagFilter):
 
 
 @admin.register(PatternRule)
-class PatternRuleAdmin(SimpleHistoryAdmin):
+class PatternRuleAdmin(DraftedAdminMixin, SimpleHistoryAdmin):
+    policy_section = "pattern_rules"
     """Saving validates every sample (snippets/validation.py): the error names the sample."""
 
     form = PatternRuleAdminForm

@@ -10,6 +10,7 @@ from django.utils.html import format_html
 from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
+from governance.admin.drafting import DraftedAdminMixin
 from governance.records import bulk
 from governance.models import Configuration
 from termlists import messages, services
@@ -20,7 +21,8 @@ from termlists.models import TermList
 
 
 @admin.register(TermList)
-class TermListAdmin(SimpleHistoryAdmin):
+class TermListAdmin(DraftedAdminMixin, SimpleHistoryAdmin):
+    policy_section = "term_lists"
     form = TermListForm
     list_display = ("name", "mode", "scope", "site", "language", "forbidden_count", "required_count", "is_active",
                     "try_link")

@@ -1,4 +1,4 @@
-"""The Django admin of the core: providers, configurations, consumers, the governance log and tasks.
+"""The Django admin of the core: providers, configurations, examples, drafts, consumers, the governance log and tasks.
 
 Django's autodiscovery imports this package; each module registers its records, in the order the
 admin's index and URLs have always had. The list-as-text form fields are named here for the
@@ -11,11 +11,13 @@ from governance.admin.forms import ListTextField, OrderedConfigurationsField, Ta
 from governance.admin.policy import ConfigurationAdmin, ProviderAdmin
 from governance.admin.consumers import ConsumerAdmin
 from governance.admin.log import GovernanceEventAdmin, TaskAdmin
-# The policy examples and release pages register themselves.
+from governance.admin.examples import PolicyExampleAdmin
+from governance.admin.drafts import PolicyDraftAdmin
+# The release pages (test, history) are views of their own.
 from governance.policy import release_admin
 
 __all__ = ["ConfigurationAdmin", "ConsumerAdmin", "GovernanceEventAdmin", "ListTextField",
-           "OrderedConfigurationsField", "ProviderAdmin", "TagListField", "TaskAdmin", "release_admin"]
+           "OrderedConfigurationsField", "PolicyDraftAdmin", "PolicyExampleAdmin", "ProviderAdmin", "TagListField", "TaskAdmin", "release_admin"]
 
 admin.site.site_header = _("Gavel administration")
 admin.site.site_title = _("Gavel")

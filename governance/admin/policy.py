@@ -6,6 +6,7 @@ from django.utils.translation import gettext_lazy as _
 from simple_history.admin import SimpleHistoryAdmin
 
 from governance.admin.admin_only import ADMIN_ONLY_NOTE, AdminOnlyFieldsMixin
+from governance.admin.drafting import DraftedAdminMixin
 from governance.admin.forms import ConfigurationAdminForm, ProviderAdminForm, titled_choices_filter
 from governance.models import Configuration, Provider
 from governance.records import links
@@ -17,7 +18,8 @@ from governance.records.permissions import is_administrator
 
 
 @admin.register(Provider)
-class ProviderAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+class ProviderAdmin(DraftedAdminMixin, AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+    policy_section = "providers"
     form = ProviderAdminForm
     list_display = ("name", "kind", "route", "trust_zone", "api_base", "timeout", "price_per_mtok_in",
                     "price_per_mtok_out", "configuration_count")
@@ -58,7 +60,8 @@ class ProviderAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
 
 
 @admin.register(Configuration)
-class ConfigurationAdmin(AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+class ConfigurationAdmin(DraftedAdminMixin, AdminOnlyFieldsMixin, SimpleHistoryAdmin):
+    policy_section = "configurations"
     form = ConfigurationAdminForm
     list_display = ("identifier", "provider", "model", "rule_mode", "rule_tag_list", "judge_list",
                     "fallback_list", "budget_daily_requests")

@@ -17,6 +17,7 @@ from django.utils.translation import gettext_lazy
 from governance import policy
 from governance.records.permissions import is_administrator
 from governance.policy import release
+from governance.policy import replay as replaying
 from governance.policy.loading import load_yaml
 
 MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or export the policy file: it holds "
@@ -74,9 +75,11 @@ def policy_import(request):
         document, prune = form.cleaned_data["document"], form.cleaned_data["prune"]
         try:
             if apply:
+                # The gate replays the same window as the dry run did: a refusal re-shows the report the
+                # administrator saw one click before, not an empty replay (issue 27).
                 report, plan = release.apply_release(
                     document, prune=prune, allow_regressions=bool(request.POST.get("allow_regressions")),
-                    actor=f"user:{request.user.get_username()}", source="admin")
+                    actor=f"user:{request.user.get_username()}", source="admin", replay=replaying.DEFAULT_REPLAY)
             else:
                 plan = release.plan_release(document, prune=prune)
                 report = plan.report

@@ -4,6 +4,8 @@
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.db import transaction
@@ -85,10 +87,25 @@ READ_FIELDS = {
 }
 
 
+# The person an import's history rows name, when a person makes it (an approver publishing a draft in the admin).
+_history_person: ContextVar = ContextVar("policy_import_history_user", default=None)
+
+
+@contextmanager
+def history_names(user):
+    """The history rows the imports inside the block write name `user` (a User, never a consumer)."""
+    token = _history_person.set(user)
+    try:
+        yield
+    finally:
+        _history_person.reset(token)
+
+
 def _mark_history(obj) -> None:
-    """History rows say why, and name no user: an API import's request.user is a consumer, not a User."""
+    """History rows say why, and name no user unless `history_names` gives one: an API import's request.user
+    is a consumer, not a User."""
     obj._change_reason = CHANGE_REASON
-    obj._history_user = None
+    obj._history_user = _history_person.get()
 
 
 def _save(obj) -> None:

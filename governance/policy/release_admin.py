@@ -1,5 +1,5 @@
-"""Policy releases in the admin (SPEC §12): the examples, the *Test the policy* page and the *Policy history*
-page (versions, a diff between two, restore through the gate). Thin views over governance.policy.release.
+"""Policy releases in the admin (SPEC §12): the *Test the policy* page and the *Policy history*
+page (versions, a diff between two, restore as a draft). Thin views over governance.policy.release.
 """
 import yaml
 from django import forms
@@ -11,55 +11,13 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from governance import policy
-from governance.models import PolicyExample
 from governance.records.permissions import is_administrator
-from governance.policy import release, versions
+from governance.policy import proposals, release, versions
 from governance.policy.testing import JUDGE_MODES
 from governance.policy.loading import load_yaml
 
-MSG_HISTORY_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may see and restore policy versions: "
-                                       "they hold every admin-only field.")
-
-
-class PolicyExampleForm(forms.ModelForm):
-    class Meta:
-        model = PolicyExample
-        fields = "__all__"
-
-    def clean(self):
-        """The same checks as the policy file's examples section (names that exist, findings' shapes)."""
-        cleaned = super().clean()
-        if self.errors:
-            return cleaned
-        example = PolicyExample(**{k: v for k, v in cleaned.items() if k in {f.name for f in PolicyExample._meta.fields}})
-        record = policy.examples.as_document(example)
-        errors = policy.errors_of_document({"examples": [record]})
-        where = {"expect.outcome": "expect_outcome", "expect.findings": "expect_findings",
-                 "expect.absent": "expect_absent"}
-        for path, texts in errors.items():
-            key = path.removeprefix("examples[0].").removeprefix("examples[0]")
-            field_name = next((f for p, f in where.items() if key.startswith(p)), key.split(".")[0].split("[")[0])
-            for text in texts:
-                detail = "" if key in ("", field_name) else f"{key}: "
-                self.add_error(field_name if field_name in self.fields else None, detail + text)
-        return cleaned
-
-
-@admin.register(PolicyExample)
-class PolicyExampleAdmin(admin.ModelAdmin):
-    """Policy editors write examples: they change what is tested, never what is enforced (SPEC §12.1)."""
-
-    form = PolicyExampleForm
-    list_display = ("name", "configuration", "expect_outcome", "kept_by", "updated")
-    list_filter = ("expect_outcome", "configuration")
-    search_fields = ("name", "configuration", "note")
-    readonly_fields = ("kept_by", "kept_at", "from_task", "created", "updated")
-    fieldsets = (
-        (None, {"fields": ("name", "configuration", "also", "kind", "site", "language", "format", "text",
-                           "tool_calls")}),
-        (gettext_lazy("Expected"), {"fields": ("expect_outcome", "expect_findings", "expect_absent", "note")}),
-        (gettext_lazy("Kept from review"), {"fields": ("kept_by", "kept_at", "from_task", "created", "updated")}),
-    )
+MSG_HISTORY_ADMINS_ONLY = gettext_lazy("Only administrators and policy editors who may work with drafts see and "
+                                       "restore policy versions.")
 
 
 class PolicyTestForm(forms.Form):
@@ -113,30 +71,34 @@ def policy_test(request):
     return TemplateResponse(request, "admin/gavel/policy_test.html", context)
 
 
+def may_see_history(user) -> bool:
+    """Administrators, and policy editors who work with drafts (their restore is a draft, not a release)."""
+    return is_administrator(user) or (user.is_active and user.is_staff and user.has_perm("governance.view_policydraft"))
+
+
 def policy_history(request):
-    """The kept versions; the difference between two; restore one through the release gate."""
-    if not is_administrator(request.user):
+    """The kept versions; the difference between two; restore one as a draft, previewed before it is published."""
+    if not may_see_history(request.user):
         raise PermissionDenied(MSG_HISTORY_ADMINS_ONLY)
     if request.method == "POST" and "restore" in request.POST:
+        if not (is_administrator(request.user) or request.user.has_perm("governance.add_policydraft")):
+            raise PermissionDenied(MSG_HISTORY_ADMINS_ONLY)
         try:
             number = int(request.POST["restore"])
         except ValueError:
             number = 0
         try:
-            report, _plan = release.restore_version(number, actor=f"user:{request.user.get_username()}",
-                                                    allow_regressions=bool(request.POST.get("allow_regressions")))
-        except release.ExamplesRegressed as exc:
-            messages.error(request, str(exc))
+            draft = proposals.draft_from_version(number, request.user)
         except release.UnknownRecord as exc:
             messages.error(request, str(exc))
         except policy.PolicyInvalid as exc:
             messages.error(request, _("Version %(number)s cannot be imported as it stands: %(errors)s") % {
                 "number": number, "errors": "; ".join(f"{p}: {' '.join(m)}" for p, m in exc.errors.items())})
         else:
-            messages.success(request, _("Version %(number)s restored: %(created)d created, %(changed)d changed, "
-                                        "%(removed)d removed.") % {"number": number, "created": len(report.created),
-                                                                   "changed": len(report.changed),
-                                                                   "removed": len(report.removed)})
+            # Restore is a draft (SPEC §12.5): its page previews it, including what it would remove.
+            messages.success(request, _("Version %(number)s is now a draft: check what it changes and removes, "
+                                        "then submit or publish it. Nothing is live yet.") % {"number": number})
+            return redirect("admin:governance_policydraft_change", draft.pk)
         return redirect("gavel_policy_history")
     rows = versions.history(200)
     numbers = [r.number for r in rows]
@@ -153,7 +115,8 @@ def policy_history(request):
     elif len(numbers) >= 2:
         a, b = str(numbers[1]), str(numbers[0])
     context = {**admin.site.each_context(request), "title": _("Policy history"), "rows": rows, "a": a, "b": b,
-               "diff_lines": diff_lines, "numbers": numbers}
+               "diff_lines": diff_lines, "numbers": numbers,
+               "may_restore": is_administrator(request.user) or request.user.has_perm("governance.add_policydraft")}
     return TemplateResponse(request, "admin/gavel/policy_history.html", context)
 
 

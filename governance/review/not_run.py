@@ -29,11 +29,13 @@ def check_names():
     }
 
 
-def _reason(code: str) -> str:
+def reason_words(code: str) -> str:
+    """Why a check did not run, in words (the code itself when it has none)."""
     text = NOT_RUN_REASONS.get(code)
     if text is None:
         return code
     return str(text) % {"words": FINISHED_TEXT_MIN_WORDS} if code == "not_finished_text" else str(text)
+
 
 
 def not_run(checks, hints=()) -> list[dict]:
@@ -53,7 +55,7 @@ def not_run(checks, hints=()) -> list[dict]:
         grouped.setdefault(code, [])
         if name not in grouped[code]:
             grouped[code].append(name)
-        words[code] = _reason(code)
+        words[code] = reason_words(code)
     for hint in hints if isinstance(hints, list) else ():
         if isinstance(hint, dict) and hint.get("type") == "not_checked":
             code = "hint:" + str(hint.get("reason") or "")

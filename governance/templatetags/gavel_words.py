@@ -19,3 +19,22 @@ def source_word(value):
     words = {"admin": _("admin pages"), "api": _("API"), "import": _("policy file import"),
              "restore": _("restored version"), "draft": _("published draft")}
     return words.get(value, value)
+
+
+@register.filter
+def replay_change_word(value):
+    """A replay's kind of change ("allowed→blocked", "new_hints", …) in words."""
+    words = {"allowed→blocked": _("delivered → blocked"), "blocked→allowed": _("blocked → delivered"),
+             "new_hints": _("new hints"), "lost_hints": _("hints gone")}
+    if value in words:
+        return words[value]
+    if isinstance(value, str) and "→" in value:
+        return " → ".join(str(outcome_word(part)) for part in value.split("→"))
+    return value
+
+
+@register.filter
+def example_state_word(value):
+    """An example's result under a policy: passed, failed, error, absent (not in that policy)."""
+    words = {"passed": _("passed"), "failed": _("failed"), "error": _("error"), "absent": _("not in this policy")}
+    return words.get(value, value)

@@ -7,6 +7,7 @@ import pytest
 from playwright.sync_api import expect
 
 from governance.models import Configuration
+from tests.governance.drafted import draft_record
 
 pytestmark = pytest.mark.browser
 
@@ -27,9 +28,10 @@ def test_superuser_changes_the_rule_mode(log_in, live_server, superuser, desk):
     expect(page.locator("input[name=rule_tags]")).to_have_value("style, tone")
 
     rule_mode.select_option("block")
-    page.locator("input[name=_save]").click()
+    # An administrator saves and publishes at once (a release through the gate); a plain save is a draft.
+    page.locator("input[name=_gavel_publish]").click()
 
-    expect(page.locator("ul.messagelist li.success")).to_contain_text("was changed successfully")
+    expect(page.locator("ul.messagelist li.success")).to_contain_text("Saved and published: policy version")
     assert Configuration.objects.get(pk=desk.pk).rule_mode == "block"
 
 
@@ -71,9 +73,11 @@ def test_policy_editor_sees_rule_fields_read_only_and_cannot_change_them(log_in,
     open_configuration(page, live_server, "desk")
     page.fill("input[name=model]", "writer-model-2")
     page.locator("input[name=_save]").click()
-    expect(page.locator("ul.messagelist li.success")).to_contain_text("was changed successfully")
+    # Into the editor's draft (issue 27): the live record keeps its model until the draft is published.
+    expect(page.locator("ul.messagelist li.success")).to_contain_text("Saved into your draft")
     stored = Configuration.objects.get(pk=desk.pk)
-    assert stored.model == "writer-model-2"
+    assert stored.model == "writer-model"
+    assert draft_record(policy_editor, "configurations", "desk")["model"] == "writer-model-2"
     assert (stored.rule_mode, stored.rule_tags, stored.rule_default) == ("report", ["style", "tone"], "allow")
 
 

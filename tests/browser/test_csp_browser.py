@@ -72,8 +72,8 @@ def test_the_admin_works_under_the_csp(watched, live_server, superuser, desk):
     page.select_option("#gavel-language-choice", "en")
     expect(page.locator("html")).to_have_attribute("lang", "en")
     page.fill("#id_system_prompt", "Write plainly and warmly.")
-    page.click("input[name=_save]")
-    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    page.click("input[name=_gavel_publish]")
+    expect(page.locator(".messagelist")).to_contain_text("Saved and published")
     desk.refresh_from_db()
     assert desk.system_prompt == "Write plainly and warmly."
     shoot(page, "csp-admin")

@@ -2,6 +2,7 @@
 import copy
 
 import pytest
+from playwright.sync_api import expect
 
 from governance import policy
 from governance.models import PolicyExample, PolicyVersion
@@ -54,7 +55,11 @@ def test_history_page_shows_a_diff_and_restores_a_version(log_in, live_server, s
     assert page.locator("#policy-diff .removed", has_text="forbidden: [Rabatt*]").count() == 1
     page.screenshot(path=str(screenshots / "policy-history.png"), full_page=True)
 
-    page.locator("#policy-versions tr", has_text=f"{first}").locator("button", has_text="Restore").first.click()
-    assert f"Version {first} restored" in page.locator(".messagelist").inner_text()
+    # Restore makes a draft (issue 27): previewed on its page, published from there.
+    page.locator("#policy-versions tr", has_text=f"{first}").locator("button", has_text="Restore as a draft").first.click()
+    assert f"Version {first} is now a draft" in page.locator(".messagelist").inner_text()
+    assert "Skonto" in TermList.objects.get().forbidden
+    expect(page.locator("#draft-diff .removed", has_text="Skonto")).to_have_count(1)
+    page.locator("#draft-publish").click()
+    assert "Published as policy version" in page.locator(".messagelist").inner_text()
     assert "Skonto" not in TermList.objects.get().forbidden
-    assert page.locator("#policy-versions tbody tr").first.locator("td").first.inner_text() == str(PolicyVersion.current())

@@ -62,7 +62,7 @@ def test_an_administrator_makes_the_same_change_after_the_confirmation_page(log_
     page = log_in(superuser)
     open_change_page(page, live_server, "configuration", "judge-a")
     page.fill("input[name=identifier]", "judge-alpha")
-    page.locator("input[name=_save]").click()
+    page.locator("input[name=_gavel_publish]").click()
 
     expect(page.locator("h1")).to_have_text("Confirm a change that affects other configurations")
     expect(page.locator(".gavel-affected")).to_have_text("desk, newsroom")
@@ -72,7 +72,7 @@ def test_an_administrator_makes_the_same_change_after_the_confirmation_page(log_
     assert Configuration.objects.filter(identifier="judge-a").exists()  # nothing saved yet
 
     page.get_by_role("button", name="Yes, make this change").click()
-    expect(page.locator("ul.messagelist li.success")).to_contain_text("was changed successfully")
+    expect(page.locator("ul.messagelist li.success")).to_contain_text("Saved and published")
     assert newsroom.judge_identifiers() == ["judge-alpha"]
 
     # The chain, in the picker, names the new identifier.

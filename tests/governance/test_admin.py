@@ -13,6 +13,7 @@ from django.urls import reverse
 from governance.admin import ListTextField, OrderedConfigurationsField, TagListField
 from governance.models import Configuration, Consumer, GovernanceEvent, JudgeLink, Provider, set_links
 from snippets.models import Snippet
+from tests.governance.drafted import PUBLISH
 
 # What a policy editor may do (SPEC §1): edit policy records, read the log and consumers.
 EDITOR_PERMISSIONS = (
@@ -258,7 +259,7 @@ def test_configuration_chains_are_saved_in_the_order_picked(superuser_client, de
     other = Configuration.objects.create(identifier="spare", provider=desk.provider, model="m")
     response = superuser_client.post(change_url(desk), configuration_form(
         desk, fallbacks=pks("spare", "judge-b"), rule_judges=pks("judge-b", "judge-a"),
-        rule_tags="Tone,  STYLE, tone, ", context_tags="",
+        rule_tags="Tone,  STYLE, tone, ", context_tags="", **PUBLISH,
     ))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
@@ -298,7 +299,7 @@ def test_snippet_tags_round_trip(superuser_client, snippet):
     assert input_value(html, "tags") == "style, tone"
     response = superuser_client.post(change_url(snippet), {
         "identifier": snippet.identifier, "name": snippet.name, "tags": "Voice, STYLE , voice",
-        "data_class": "", "is_active": "on", "sort": "0", "body": snippet.body, "_save": "Save",
+        "data_class": "", "is_active": "on", "sort": "0", "body": snippet.body, **PUBLISH,
     })
     assert response.status_code == 302, response.content.decode()[:2000]
     snippet.refresh_from_db()

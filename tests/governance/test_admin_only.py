@@ -20,6 +20,7 @@ from governance.records.writes import save_record
 from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     superuser_client, change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser,
 )
+from tests.governance.drafted import PUBLISH, draft_record
 
 # The budget caps are admin-only only on a configuration another one judges with (test_security.py).
 CONFIGURATION_LOCKED = tuple(n for n in ADMIN_ONLY_FIELDS["governance.configuration"] if n not in WHILE_JUDGING)
@@ -108,7 +109,7 @@ def label_of(model, name: str) -> str:
 
 def test_superuser_edits_admin_only_configuration_fields(superuser_client, superuser, desk, judges):
     forged = forged_configuration_post(judges[0].pk, judges[1].pk)
-    response = superuser_client.post(change_url(desk), configuration_form(desk, **forged))
+    response = superuser_client.post(change_url(desk), configuration_form(desk, **forged, **PUBLISH))
     assert response.status_code == 302, response.content.decode()[:2000]
     desk.refresh_from_db()
     assert desk.context_tags == ["forged"]
@@ -118,11 +119,14 @@ def test_superuser_edits_admin_only_configuration_fields(superuser_client, super
     assert desk.rule_default == "block"
     assert desk.min_confidence == pytest.approx(0.1)
     assert desk.escalation == judges[0]
-    assert desk.history.latest().history_user == superuser
+    # Saved and published: a release from the administrator's draft, which the governance log names.
+    from governance.models import GovernanceEvent
+
+    assert GovernanceEvent.objects.get(decision="draft_published").actor == f"user:{superuser.username}"
 
 
 def test_superuser_edits_admin_only_provider_fields(superuser_client, gateway):
-    response = superuser_client.post(change_url(gateway), provider_post(gateway, **FORGED_PROVIDER))
+    response = superuser_client.post(change_url(gateway), provider_post(gateway, **FORGED_PROVIDER, **PUBLISH))
     assert response.status_code == 302, response.content.decode()[:2000]
     assert snapshot(gateway, PROVIDER_LOCKED) == FORGED_PROVIDER
 
@@ -173,25 +177,30 @@ def test_policy_editor_reads_the_stored_values(editor_client, desk):
     assert "<select name=\"rule_mode\"" not in html
 
 
-def test_policy_editor_saves_the_fields_the_page_offers(editor_client, desk, judges):
-    before = snapshot(desk, CONFIGURATION_LOCKED)
+def test_policy_editor_saves_the_fields_the_page_offers(editor_client, policy_editor, desk, judges):
+    before, live = snapshot(desk, CONFIGURATION_LOCKED), stored_row(desk)
     response = editor_client.post(change_url(desk), as_the_page_sends_it(Configuration, configuration_form(
         desk, model="new-model", system_prompt="Write warmly.", fallbacks=[judges[0].pk],
     )))
     assert response.status_code == 302, response.content.decode()[:2000]
-    desk.refresh_from_db()
-    assert (desk.model, desk.system_prompt, desk.fallback_identifiers()) == ("new-model", "Write warmly.", ["judge-a"])
-    assert snapshot(desk, CONFIGURATION_LOCKED) == before
+    # Into the editor's draft (SPEC §12.5); the admin-only values as they were, the live row untouched.
+    record = draft_record(policy_editor, "configurations", "desk")
+    assert (record["model"], record["system_prompt"], record["fallbacks"]) == ("new-model", "Write warmly.", ["judge-a"])
+    assert record["rules"]["judges"] == ["judge-a"] and record["context_tags"] == ["house-style"]
+    assert record["escalation"] == "judge-b" and record["rules"]["mode"] == "report"
+    assert snapshot(desk, CONFIGURATION_LOCKED) == before and stored_row(desk) == live
 
 
-def test_policy_editor_saves_a_provider_as_the_page_offers_it(editor_client, gateway):
+def test_policy_editor_saves_a_provider_as_the_page_offers_it(editor_client, policy_editor, gateway):
     before = snapshot(gateway, PROVIDER_LOCKED)
     page = as_the_page_sends_it(Provider, provider_post(gateway, timeout=45))
     response = editor_client.post(change_url(gateway), page)
     assert response.status_code == 302, response.content.decode()[:2000]
+    record = draft_record(policy_editor, "providers", "gateway")
+    assert record["timeout"] == 45
+    assert {name: record[name] for name in PROVIDER_LOCKED} == before
     gateway.refresh_from_db()
-    assert gateway.timeout == 45
-    assert snapshot(gateway, PROVIDER_LOCKED) == before
+    assert gateway.timeout == 20
 
 
 @pytest.mark.parametrize("name", CONFIGURATION_LOCKED)
@@ -231,14 +240,16 @@ ADD_FORM = {
 }
 
 
-def test_policy_editor_adds_a_configuration_with_the_defaults(editor_client, gateway):
+def test_policy_editor_adds_a_configuration_with_the_defaults(editor_client, policy_editor, gateway):
     response = editor_client.post(reverse("admin:governance_configuration_add"), {**ADD_FORM, "provider": gateway.pk})
     assert response.status_code == 302, response.content.decode()[:2000]
-    fresh = Configuration.objects.get(identifier="fresh")
-    assert snapshot(fresh, CONFIGURATION_LOCKED) == {
-        name: [] if name == "rule_judges" else getattr(Configuration(), Configuration._meta.get_field(name).attname)
-        for name in CONFIGURATION_LOCKED
-    }
+    assert not Configuration.objects.filter(identifier="fresh").exists()  # a draft's addition, not live
+    record = draft_record(policy_editor, "configurations", "fresh")
+    defaults = Configuration()
+    assert record["context_tags"] == defaults.context_tags and record["read_tools"] == defaults.read_tools
+    assert record["rules"] == {"mode": defaults.rule_mode, "tags": defaults.rule_tags, "judges": [],
+                               "default": defaults.rule_default, "min_confidence": defaults.min_confidence}
+    assert record["escalation"] is None
 
 
 def test_forged_add_is_refused(editor_client, gateway, judges):
@@ -249,7 +260,7 @@ def test_forged_add_is_refused(editor_client, gateway, judges):
     assert not Configuration.objects.filter(identifier="fresh").exists()
 
 
-def test_forged_revert_is_refused(editor_client, desk, judges):
+def test_forged_revert_is_refused(editor_client, policy_editor, desk, judges):
     # Reverting to a past version is a change POST too.
     version = desk.history.latest()
     url = reverse("admin:governance_configuration_simple_history", args=[desk.pk, version.history_id])
@@ -258,9 +269,10 @@ def test_forged_revert_is_refused(editor_client, desk, judges):
     response = editor_client.post(url, {**page, "rule_mode": "block"})
     assert response.status_code == 403
     assert stored_row(desk) == before
-    # The same revert without the forged field goes through.
+    # The same revert without the forged field goes through, into the editor's draft.
     assert editor_client.post(url, page).status_code == 302
-    assert Configuration.objects.get(pk=desk.pk).model == "reverted-model"
+    assert draft_record(policy_editor, "configurations", "desk")["model"] == "reverted-model"
+    assert stored_row(desk) == before
 
 
 def test_policy_editor_cannot_add_a_provider(editor_client, db):

@@ -5,6 +5,7 @@ from django.urls import reverse
 
 from termlists.models import TermList
 from tests.governance.test_admin import desk, gateway, judges, superuser, superuser_client  # noqa: F401
+from tests.governance.drafted import PUBLISH
 
 
 @pytest.mark.parametrize("url_name, texts", [
@@ -36,6 +37,6 @@ def test_repeated_terms_are_folded_and_the_message_says_so(superuser_client, des
     response = superuser_client.post(reverse("admin:termlists_termlist_add"), {
         "name": "Brand words", "forbidden": "Kunde\nkunde\nRabatt*\nKunde", "required": "",
         "configurations": [desk.pk], "site": "", "language": "de-DE", "message": "", "mode": "block",
-        "is_active": "on", "_save": "Save"}, follow=True)
+        "is_active": "on", "_save": "Save", **PUBLISH}, follow=True)
     assert "Forbidden: 2 repeated term(s) removed; each term is kept once." in response.content.decode()
     assert TermList.objects.get(name="Brand words").forbidden.splitlines() == ["Kunde", "Rabatt*"]

@@ -17,6 +17,7 @@ from tests.governance.test_admin import (  # noqa: F401  (fixtures)
 )
 from tests.governance.test_admin_only import as_the_page_sends_it, provider_post
 from governance.records.permissions import ADMIN_ONLY_FIELDS
+from tests.governance.drafted import PUBLISH
 
 
 def judge_page_sends(model, data: dict) -> dict:
@@ -60,7 +61,8 @@ def test_an_administrator_renames_a_judge_and_every_chain_and_the_export_follow(
     assert Configuration.objects.filter(identifier="judge-a").exists()
 
     # Then the confirmation the page sends: every field as before, and the confirming key.
-    confirmed = superuser_client.post(url, {**judge_a_form(identifier="judge-alpha"), "_gavel_confirmed": "1"})
+    confirmed = superuser_client.post(url, {**judge_a_form(identifier="judge-alpha"), "_gavel_confirmed": "1",
+                                            **PUBLISH})
     assert confirmed.status_code == 302, confirmed.content.decode()[:2000]
 
     newsroom.refresh_from_db()
@@ -178,7 +180,7 @@ def test_an_administrators_provider_change_is_confirmed_first(superuser_client, 
     assert "newsroom" in page.context["affected"]
     gateway.refresh_from_db()
     assert gateway.trust_zone == "private_hosted"
-    assert superuser_client.post(change_url(gateway), {**data, "_gavel_confirmed": "1"}).status_code == 302
+    assert superuser_client.post(change_url(gateway), {**data, "_gavel_confirmed": "1", **PUBLISH}).status_code == 302
     gateway.refresh_from_db()
     assert gateway.trust_zone == "external_global"
 

@@ -79,3 +79,33 @@ def test_a_policy_editor_gets_the_admin_403_naming_why(editor_client, db):
 def test_the_admin_home_links_the_policy_file_for_administrators_only(superuser_client, editor_client):
     assert IMPORT in superuser_client.get(reverse("admin:index")).content.decode()
     assert IMPORT not in editor_client.get(reverse("admin:index")).content.decode()
+
+
+def test_a_refused_apply_reshows_the_same_replay_with_full_task_ids(superuser_client, provider):
+    """Issue 27: after the gate refused an apply, the report said 0 texts screened one click after it listed
+    the texts that change; the refused report is the dry run's report, ids whole and linked."""
+    import copy
+
+    from governance.models import PolicyVersion
+    from tests.governance.test_policy_examples import small_policy
+    from tests.governance.test_policy_release import make_tasks
+
+    current = small_policy(provider)
+    policy.import_policy(current)
+    tasks = make_tasks(8, {1, 5})
+    # "harbour" is in every replayed text and in the passing example plain-news-allowed: a regression.
+    draft = copy.deepcopy(current)
+    draft["term_lists"][0]["forbidden"].append("harbour")
+    text = yaml.safe_dump(draft, allow_unicode=True)
+    version = PolicyVersion.current()
+
+    dry = superuser_client.post(IMPORT, {"text": text}).content.decode()
+    refused = superuser_client.post(IMPORT, {"text": text, "_apply": "Apply"}).content.decode()
+    assert PolicyVersion.current() == version
+    assert "The draft makes 1 passing example(s) fail: plain-news-allowed." in refused
+    for html in (dry, refused):
+        assert "8 retained texts screened under both policies" in html
+        assert "delivered → blocked (8)" in html
+        for task in tasks:
+            assert f'href="{reverse("review:task", args=[task.pk])}"><code>{task.pk}</code></a>' in html
+    assert "Apply although passing examples would fail" in refused

@@ -12,6 +12,7 @@ from tests.governance.test_admin import (  # noqa: F401  (fixtures)
     change_url, configuration_form, desk, editor_client, gateway, judges, policy_editor, superuser, superuser_client,
 )
 from tests.governance.test_admin_only import as_the_page_sends_it, forged_configuration_post
+from tests.governance.drafted import draft_record
 
 
 def admin_layout(html: str) -> bool:
@@ -59,7 +60,8 @@ def test_a_refused_read_only_field_is_named_by_its_label_with_what_to_do(editor_
     assert not message.startswith("context_tags")
 
 
-def test_a_revert_with_admin_only_differences_keeps_them_and_restores_the_rest(editor_client, superuser, desk):
+def test_a_revert_with_admin_only_differences_keeps_them_and_restores_the_rest(editor_client, policy_editor, superuser,
+                                                                               desk):
     first = desk.history.earliest()
     desk.model, desk.rule_mode = "second-model", "block"
     desk._history_user = superuser
@@ -77,8 +79,11 @@ def test_a_revert_with_admin_only_differences_keeps_them_and_restores_the_rest(e
         Configuration(**{**{f.attname: getattr(first, f.attname) for f in Configuration._meta.concrete_fields}}),
     )), follow=True)
     assert response.status_code == 200
+    # Restored into the editor's draft (issue 27); the admin-only field kept as stored.
+    record = draft_record(policy_editor, "configurations", "desk")
+    assert (record["model"], record["rules"]["mode"]) == ("writer-model", "block")  # restored; kept
     desk.refresh_from_db()
-    assert (desk.model, desk.rule_mode) == ("writer-model", "block")  # restored; kept
+    assert (desk.model, desk.rule_mode) == ("second-model", "block")  # live until the draft is published
     assert ("Restored every field you may change; kept as they are (only an administrator can restore them): "
             "Rule mode.") in response.content.decode()
 

@@ -24,6 +24,7 @@ from governance.records.writes import configuration_delete_blockers
 from termlists.models import TermList
 from tests.governance.test_admin import gateway, superuser, superuser_client  # noqa: F401  (fixtures)
 from tests.governance.test_api_errors import admin_api, assert_error  # noqa: F401  (admin_api: a fixture)
+from tests.governance.drafted import PUBLISH
 
 pytestmark = pytest.mark.django_db
 
@@ -299,8 +300,11 @@ def test_the_admin_bulk_delete_refuses_too(superuser_client, referenced):
 
 def test_the_admin_deletes_a_configuration_nobody_refers_to(superuser_client, referenced):
     loner = referenced[1]
+    page = superuser_client.get(reverse("admin:governance_configuration_delete", args=[loner.pk])).content.decode()
+    assert 'name="_gavel_publish" value="Delete and publish"' in page
+    # Delete and publish: the deletion is recorded in the administrator's draft and released at once.
     response = superuser_client.post(reverse("admin:governance_configuration_delete", args=[loner.pk]),
-                                     {"post": "yes"})
+                                     {"post": "yes", **PUBLISH})
     assert response.status_code == 302
     assert not Configuration.objects.filter(pk=loner.pk).exists()
     assert list(TermList.objects.get(name="Shared").configurations.values_list("identifier", flat=True)) == ["target"]

@@ -11,6 +11,7 @@ from django.test import Client
 
 from governance import policy
 from snippets.models import PatternRule
+from tests.governance.drafted import PUBLISH
 
 pytestmark = pytest.mark.django_db
 
@@ -66,7 +67,7 @@ def test_the_admin_refuses_each_fault_naming_the_sample(admin_client, kind):
 
 
 def test_the_admin_saves_a_good_rule_samples_one_per_line_with_history(admin_client):
-    response = admin_client.post(ADD, form_data(GOOD))
+    response = admin_client.post(ADD, {**form_data(GOOD), **PUBLISH})
     assert response.status_code == 302, response.context["adminform"].form.errors
     rule = PatternRule.objects.get()
     assert rule.wrong_samples == GOOD["wrong_samples"] and rule.correct_samples == GOOD["correct_samples"]

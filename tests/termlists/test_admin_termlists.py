@@ -7,6 +7,7 @@ from django.test import Client
 
 from governance.models import Configuration
 from termlists.models import TermList
+from tests.governance.drafted import PUBLISH, draft_record
 
 CHANGELIST = "/admin/termlists/termlist/"
 ADD = "/admin/termlists/termlist/add/"
@@ -57,7 +58,7 @@ def test_the_list_page_searches_terms(admin_client, term_list):
 
 def test_a_list_is_saved_one_term_per_line(admin_client, configuration):
     response = admin_client.post(ADD, form_data(configuration, forbidden="  Kunde \n\nkunde\nRabatt*\n",
-                                                required="Impressum\r\nDatenschutz"))
+                                                required="Impressum\r\nDatenschutz", **PUBLISH))
     assert response.status_code == 302, response.context["adminform"].form.errors
     saved = TermList.objects.get(name="Style")
     assert saved.forbidden == "Kunde\nRabatt*"  # white space and a case duplicate dropped
@@ -111,7 +112,7 @@ def test_a_bad_term_is_refused_in_german(admin_client, configuration):
 
 
 def test_history_is_kept(admin_client, term_list, configuration):
-    data = form_data(configuration, name="Brand", forbidden="Kunde\nPreis")
+    data = form_data(configuration, name="Brand", forbidden="Kunde\nPreis", **PUBLISH)
     assert admin_client.post(f"{CHANGELIST}{term_list.pk}/change/", data).status_code == 302
     latest = term_list.history.first()
     assert latest.forbidden == "Kunde\nPreis"
@@ -193,4 +194,6 @@ def test_a_policy_editor_with_model_permissions_edits_lists(configuration):
     client = Client()
     client.force_login(staff)
     assert client.post(ADD, form_data(configuration, forbidden="Kunde")).status_code == 302
-    assert TermList.objects.get(name="Style").forbidden == "Kunde"
+    # Into the editor's draft (SPEC §12.5), not live.
+    assert draft_record(staff, "term_lists", "Style")["forbidden"] == ["Kunde"]
+    assert not TermList.objects.filter(name="Style").exists()

@@ -162,6 +162,8 @@ POLICY_EDITOR_MODELS = (
     "termlists.termlist",
     # Examples change what is tested, never what is enforced (SPEC §12.1).
     "governance.policyexample",
+    # Drafts (SPEC §12.5): every admin save lands in one; publishing stays with approvers (publish_policy).
+    "governance.policydraft",
 )
 
 
