@@ -243,7 +243,7 @@ class DraftedAdminMixin:
             messages.error(request, MSG_PUBLISH_REFUSED % {"reason": str(exc)})
             # The draft's page then offers the approver to accept the regressions it names.
             return HttpResponseRedirect(draft_url(draft) + "?refused=1")
-        except (proposals.DraftConflicts, proposals.NotPublishable, proposals.FourEyesRefused) as exc:
+        except (proposals.DraftConflicts, proposals.NotPublishable, proposals.NotGranted) as exc:
             messages.error(request, MSG_PUBLISH_REFUSED % {"reason": str(exc)})
             return HttpResponseRedirect(draft_url(draft))
         messages.success(request, MSG_PUBLISHED % {"version": PolicyVersion.current()})

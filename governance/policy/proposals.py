@@ -23,6 +23,7 @@ from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment, 
 from governance.policy import export_policy, format
 from governance.policy.drafts import draft_policy
 from governance.policy.format import NAME_KEYS, SECTIONS
+from governance.policy.proposal_rights import admin_only_changes
 from governance.policy.release import ExamplesRegressed, apply_release
 from governance.policy.versions import document_of
 from governance.records.permissions import is_administrator
@@ -67,6 +68,12 @@ class DraftConflicts(ConflictError):
                            "each (keep the draft's or the live record) before publishing.")
                          % {"count": len(names), "names": ", ".join(names)}, fields={"conflicts": names})
         self.conflicts = conflicts
+
+
+class AdminOnlyChanges(NotGranted):
+    """The draft writes fields only an administrator writes, and the approver is not one."""
+
+    default_code = "admin_only_fields"
 
 
 class FourEyesRefused(NotGranted):
@@ -124,6 +131,14 @@ def _require_approver(actor, draft: PolicyDraft) -> None:
                          code="not_an_approver")
     if not can_publish(actor, draft):
         raise FourEyesRefused(_("Four eyes: the author of a draft never publishes it; another approver must."))
+    if hasattr(actor, "get_username") and not is_administrator(actor):
+        # A person who may publish but is no administrator never writes an administrator's fields.
+        live = export_policy()
+        found = admin_only_changes(draft.changes, live, draft_document(draft, live)[0])
+        if found:
+            raise AdminOnlyChanges(
+                _("Only an administrator may publish this draft: it changes %(fields)s.") % {"fields": ", ".join(found)},
+                fields={"changes": found})
 
 
 def _event(draft: PolicyDraft, kind: str, actor: str, **facts) -> GovernanceEvent:

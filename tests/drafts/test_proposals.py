@@ -1,9 +1,12 @@
 """Drafts (SPEC §12.5) through the service: changes record by record, conflicts, approval, restore."""
+import copy
+
 import pytest
 from django.test import override_settings
+from django.utils import timezone
 
 from governance import policy
-from governance.models import GovernanceEvent, PolicyDraft, PolicyRevision, PolicyVersion
+from governance.models import Configuration, GovernanceEvent, PolicyDraft, PolicyRevision, PolicyVersion
 from governance.policy import proposals, release
 from governance.policy.format import NAME_KEYS
 from termlists.models import TermList
@@ -258,3 +261,37 @@ def test_two_approvers_publishing_at_once_publish_once_with_one_event(provider, 
     draft.refresh_from_db()
     assert (draft.status, draft.published_version, draft.approver_label) == ("published", number, "user:ben")
     assert GovernanceEvent.objects.filter(decision="draft_published").count() == 1
+
+
+def test_only_an_administrator_publishes_a_draft_that_writes_administrator_fields(
+        provider, django_capture_on_commit_callbacks):
+    live_policy(provider)
+    author, publisher, admin = person("anna"), person("ben", publisher=True), person("root", superuser=True)
+    configuration = copy.deepcopy(policy.export_policy()["configurations"][0])
+    configuration["rules"]["mode"] = "off"  # switches the rules judges off: an administrator's field
+    draft = proposals.open_draft_for(author)
+    proposals.record_change(draft, "configurations", "newsroom", configuration)
+    with pytest.raises(proposals.AdminOnlyChanges) as refused:
+        proposals.publish(draft, publisher)
+    assert "configurations:newsroom rules.mode" in str(refused.value)
+    with pytest.raises(proposals.AdminOnlyChanges):
+        proposals.schedule_publish(draft, publisher, timezone.now())
+    assert Configuration.objects.get(identifier="newsroom").rule_mode == "report"
+    # A change of an ordinary field stays any approver's to publish; the administrator publishes both.
+    harmless = proposals.open_draft_for(person("carl"))
+    proposals.record_change(harmless, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))
+    with django_capture_on_commit_callbacks(execute=True):
+        proposals.publish(harmless, publisher)
+        proposals.publish(draft, admin)
+    assert Configuration.objects.get(identifier="newsroom").rule_mode == "off"
+
+
+def test_a_new_provider_in_a_draft_is_an_administrators_to_publish(provider):
+    live_policy(provider)
+    document = policy.export_policy()
+    added = {**copy.deepcopy(document["providers"][0]), "name": "elsewhere", "api_base": "https://elsewhere.example/v1"}
+    draft = proposals.open_draft_for(person("anna"))
+    proposals.record_change(draft, "providers", "elsewhere", added)
+    with pytest.raises(proposals.AdminOnlyChanges) as refused:
+        proposals.publish(draft, person("ben", publisher=True))
+    assert "providers:elsewhere api_base" in str(refused.value)
