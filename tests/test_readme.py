@@ -158,6 +158,11 @@ def test_every_readme_example_works_on_a_fresh_copy_right_after_make_run(checkou
     assert "Hello from the openai SDK. allowed" in printed
     assert "The term list “Demo brand words” does not allow: Kunde." in printed
     assert "Hello from litellm." in printed
+    # The release workflow with a draft: made, submitted with a time, and published by the command the
+    # README names for the embedded default (no celery beat there).
+    assert re.search(r"Draft (\d+) created: 1 change\(s\); nothing is live until it is published\.", printed)
+    assert re.search(r"Draft \d+ submitted\.", printed) and re.search(r"Draft \d+ publishes at ", printed)
+    assert re.search(r"Draft \d+ published as version \d+\.", printed)
 
     # Nothing was set up by hand: the secret key and the demo logins were generated into var/.
     assert (folder / "var" / "secret_key").is_file() and (folder / "var" / "demo-logins.json").is_file()
