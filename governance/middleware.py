@@ -206,3 +206,4 @@ class UserLanguageMiddleware:
                 translation.activate(language)
                 request.LANGUAGE_CODE = language
         return self.get_response(request)
+

@@ -142,13 +142,13 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
     "csp.middleware.CSPMiddleware",
-    "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    "governance.lanes.StaticFiles",  # whitenoise; these five on browser pages only (governance/lanes.py)
+    "governance.lanes.Sessions",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "governance.lanes.Csrf",
+    "governance.lanes.Authentication",
+    "governance.lanes.Messages",
     "governance.middleware.UserLanguageMiddleware",
     # Before anything reads the body: an admin form over the upload limit returns to its page, saying the limit.
     "governance.middleware.AdminBodyLimitMiddleware",

@@ -19,7 +19,7 @@ from governance import policy
 from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
 from governance.api.release_views import DraftField
-from governance.api.serializers import StrictSerializer
+from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int
 from governance.errors import BadInput, UnknownRecord
 from governance.models import PolicyDraft, PolicyVersion

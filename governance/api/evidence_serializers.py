@@ -1,7 +1,7 @@
 """The evidence endpoints' request and response shapes (OpenAPI through drf-spectacular)."""
 from rest_framework import serializers
 
-from governance.api.serializers import StrictSerializer, String
+from governance.api.fields import StrictSerializer, String
 
 
 class VerifyRequestSerializer(StrictSerializer):

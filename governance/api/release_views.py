@@ -13,7 +13,7 @@ from rest_framework.response import Response
 from governance import policy
 from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
-from governance.api.serializers import StrictSerializer
+from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
 from governance.errors import BadInput
 from governance.models import PolicyVersion

@@ -51,7 +51,7 @@ NO_NUL = "^[^\\u0000]*$"
 class StrictSerializerScheme(OpenApiSerializerExtension):
     """A serializer that refuses unknown keys documents it, and its lists that may not be empty."""
 
-    target_class = "governance.api.serializers.StrictSerializer"
+    target_class = "governance.api.fields.StrictSerializer"
     match_subclasses = True
 
     def map_serializer(self, auto_schema, direction):

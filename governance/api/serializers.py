@@ -1,91 +1,14 @@
 """Input and output serializers of the REST API (SPEC §11.1). Unknown keys are errors."""
-import copy
 import json
 
 from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy as _
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
-from rest_framework.validators import ProhibitSurrogateCharactersValidator
 
-from governance.api.validators import ProhibitSurrogates
+from governance.api.fields import Boolean, Choice, Pattern, Slug, StrictSerializer, String
 from governance.screening.pipeline import KINDS
 from governance.screening.text import MAX_JSON_DEPTH, nested_deeper_than
-
-
-class JSONTyped:
-    """A JSON value of the wrong type is refused, never coerced: 42 is not "42", "yes" is not true."""
-
-    json_type: tuple = (str,)
-    type_message = _("Give a string.")
-
-    def to_internal_value(self, data):
-        if not isinstance(data, self.json_type):
-            raise serializers.ValidationError(self.type_message)
-        return super().to_internal_value(data)
-
-
-class AsGiven:
-    """A string is taken as sent: never trimmed, so what the schema allows is exactly what is accepted
-    (a trimmed " " would be refused as blank although the schema lets it through)."""
-
-    def __init__(self, *args, **kwargs):
-        kwargs.setdefault("trim_whitespace", False)
-        super().__init__(*args, **kwargs)
-        self.validators = [ProhibitSurrogates() if type(v) is ProhibitSurrogateCharactersValidator else v
-                           for v in self.validators]
-
-
-class String(JSONTyped, AsGiven, serializers.CharField):
-    pass
-
-
-class Slug(JSONTyped, AsGiven, serializers.SlugField):
-    pass
-
-
-class Pattern(JSONTyped, AsGiven, serializers.RegexField):
-    pass
-
-
-class Choice(JSONTyped, serializers.ChoiceField):
-    pass
-
-
-class Boolean(JSONTyped, serializers.BooleanField):
-    json_type = (bool,)
-    type_message = _("Give true or false.")
-
-
-class StrictSerializer(serializers.Serializer):
-    """Refuse keys the endpoint does not know, instead of silently dropping them."""
-
-    def get_fields(self):
-        # DRF deep-copies every declared field for each instance, which builds each field again
-        # (a quarter of a screening's time in the load benchmark). A field without children keeps
-        # nothing per request but its binding, so a shallow copy is enough; nested serializers and
-        # fields with a child (or a child relation) are still copied deeply, since their children are
-        # bound to them.
-        return {
-            name: (copy.deepcopy(field) if isinstance(field, serializers.BaseSerializer)
-                   or hasattr(field, "child") or hasattr(field, "child_relation") else copy.copy(field))
-            for name, field in self._declared_fields.items()
-        }
-
-    def to_internal_value(self, data):
-        if not isinstance(data, dict):
-            raise serializers.ValidationError({"non_field_errors": [_("The body must be a JSON object.")]})
-        unknown = sorted(set(data) - set(self.fields))
-        errors = {key: [_("Unknown field.")] for key in unknown}
-        try:
-            value = super().to_internal_value(data)
-        except serializers.ValidationError as exc:
-            errors = {**exc.detail, **errors}
-            raise serializers.ValidationError(errors) from exc
-        if errors:
-            raise serializers.ValidationError(errors)
-        return value
-
 
 TOO_DEEP = format_lazy(_("The JSON is nested more than {} levels deep."), MAX_JSON_DEPTH)
 

@@ -79,7 +79,9 @@ def _cost(litellm: Any, target: ModelTarget, usage: Mapping[str, int], *, respon
     try:
         hidden = getattr(response, "_hidden_params", None) or {}
         known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None
-        if isinstance(known, (int, float)) and math.isfinite(known) and known > 0:
+        # litellm prices every answer as it returns it; pricing it again cost a plain call 0.2 ms.
+        # Zero is an answer too (a model the map knows without prices): asking again would say the same.
+        if isinstance(known, (int, float)) and not isinstance(known, bool) and math.isfinite(known) and known >= 0:
             return float(known)
         prompt_cost, completion_cost = litellm.cost_per_token(
             model=model_string(target),

@@ -29,3 +29,81 @@ def test_a_screening_with_a_lone_surrogate_is_a_400_naming_text(api, configurati
     fields = response.json()["error"]["fields"]
     assert fields["text"] == ["Surrogate characters are not allowed: U+D83D."]
 
+
+
+# --- a request serializer's field tree is built once per class and thread ------------------------------
+def _completion(data):
+    from governance.api.serializers import CompletionRequestSerializer
+
+    serializer = CompletionRequestSerializer(data=data)
+    serializer.is_valid()
+    return serializer
+
+
+def test_a_request_serializer_reuses_its_field_tree_bound_to_the_new_instance():
+    first, second = _completion({}), _completion({})
+    assert second.fields["messages"] is first.fields["messages"]  # not built again
+    assert second.fields["messages"].child.fields["content"] is first.fields["messages"].child.fields["content"]
+    assert second.fields["messages"].root is second and second.fields["configuration"].parent is second
+
+
+def test_a_reused_field_tree_keeps_nothing_of_the_request_before():
+    bad = _completion({"configuration": "Not a slug!", "messages": [{"role": "wizard", "content": 3}]})
+    assert set(bad.errors) == {"configuration", "messages"}
+    good = _completion({"configuration": "newsroom", "messages": [{"role": "user", "content": "Hello"}]})
+    assert good.errors == {}
+    assert good.validated_data["messages"] == [{"role": "user", "content": "Hello"}]
+    assert good.validated_data["configuration"] == "newsroom"
+    again = _completion({"configuration": "newsroom", "messages": []})
+    assert set(again.errors) == {"messages"}
+
+
+def test_two_threads_never_share_a_field_tree():
+    import threading
+
+    trees = {}
+
+    def build(name):
+        trees[name] = _completion({}).fields["messages"]
+
+    threads = [threading.Thread(target=build, args=(name,)) for name in ("a", "b")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert trees["a"] is not trees["b"]
+    assert _completion({}).fields["messages"] is not trees["a"]
+
+
+# --- the consumers' lane: browser middleware passed by on JSON paths only (governance/lanes.py) ---------
+def test_sessions_and_csrf_are_passed_by_on_json_paths_and_kept_on_pages():
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from governance.lanes import Csrf, Sessions
+
+    seen = {}
+
+    def view(request):
+        seen[request.path] = hasattr(request, "session")
+        return HttpResponse("ok")
+
+    factory = RequestFactory()
+    sessions = Sessions(view)
+    sessions(factory.get("/api/v1/screenings"))
+    sessions(factory.get("/admin/"))
+    assert seen == {"/api/v1/screenings": False, "/admin/": True}
+
+    csrf = Csrf(view)
+    for path, refused in (("/openai/v1/chat/completions", False), ("/admin/login/", True)):
+        request = factory.post(path, {"username": "a"})
+        request._dont_enforce_csrf_checks = False
+        answer = csrf.process_view(request, view, (), {})
+        assert (answer is not None and answer.status_code == 403) is refused, path
+
+
+def test_the_admin_still_refuses_a_post_without_its_csrf_token(db):
+    from django.test import Client
+
+    response = Client(enforce_csrf_checks=True).post("/admin/login/", {"username": "a", "password": "b"})
+    assert response.status_code == 403
