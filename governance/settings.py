@@ -141,7 +141,7 @@ MIDDLEWARE = [
     "governance.evidence.tracing.RequestIdMiddleware",  # the request id on trace spans (SPEC §13.2)
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
-    "csp.middleware.CSPMiddleware",
+    "governance.lanes.ContentSecurityPolicy",  # django-csp's, its header built once
     "governance.lanes.StaticFiles",  # whitenoise; these five on browser pages only (governance/lanes.py)
     "governance.lanes.Sessions",
     "django.middleware.locale.LocaleMiddleware",

@@ -33,21 +33,45 @@ def _checks(checks) -> list[dict]:
 
 
 def record(body: dict, *, surface: str, configuration: str, also=(), actor: str = "", text: str | None = None,
-           task: Task | None = None, review: dict | None = None) -> EvidenceRecord | None:
-    """Write the evidence of one delivered text (body: the §11.1 response or a task's stored facts)."""
+           task: Task | None = None, review: dict | None = None) -> bool:
+    """Write the evidence of one delivered text (body: the §11.1 response or a task's stored facts).
+    Returns whether a record was written."""
     text = body.get("text") if text is None else text
     if body.get("outcome") == "blocked" or not text:
-        return None
+        return False
     key, key_id = evidence_key()
-    written = EvidenceRecord.objects.create(
-        surface=surface, configuration=configuration or "", also=list(also), policy_version=body.get("policy_version"),
-        outcome=body.get("outcome") or "", checks=_checks(body.get("checks")),
-        verification=(body.get("verification") or {}).get("status", ""), correlation_id=body.get("id") or "",
-        actor=(actor or "")[:150], task=task, text_hash=hashing.text_hash(text, key), key_id=key_id,
-        **(review or {}),
-    )
+    _insert({
+        "surface": surface, "configuration": configuration or "", "also": list(also),
+        "policy_version": body.get("policy_version"), "outcome": body.get("outcome") or "",
+        "checks": _checks(body.get("checks")), "verification": (body.get("verification") or {}).get("status", ""),
+        "correlation_id": body.get("id") or "", "actor": (actor or "")[:150], "task_id": task.pk if task else None,
+        "text_hash": hashing.text_hash(text, key), "key_id": key_id, **(review or {}),
+    })
     metrics.evidence_written(surface)
-    return written
+    return True
+
+
+_FIELDS = [field for field in EvidenceRecord._meta.concrete_fields]
+_statements: dict = {}
+
+
+def _insert(values: dict) -> None:
+    """One INSERT, written out: every delivered text writes one record, and the ORM's create (building
+    the instance, compiling the statement) cost a screening 0.2 ms of CPU more than the statement
+    itself. Each value is prepared by its own model field, unnamed fields get the field's default
+    (the id, the time), and nothing listens for this model's save signals."""
+    from django.db import connection
+
+    sql = _statements.get(connection.vendor)
+    if sql is None:
+        quote = connection.ops.quote_name
+        sql = _statements[connection.vendor] = (
+            f"INSERT INTO {quote(EvidenceRecord._meta.db_table)} ({', '.join(quote(f.column) for f in _FIELDS)}) "
+            f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
+    params = [field.get_db_prep_save(values[field.attname] if field.attname in values else field.get_default(),
+                                     connection) for field in _FIELDS]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
 
 
 def record_screening(screening, version: int, *, surface: str = "screening") -> None:

@@ -107,3 +107,31 @@ def test_the_admin_still_refuses_a_post_without_its_csrf_token(db):
 
     response = Client(enforce_csrf_checks=True).post("/admin/login/", {"username": "a", "password": "b"})
     assert response.status_code == 403
+
+
+def test_the_csp_header_built_once_is_django_csps_own_and_follows_the_setting(client, settings):
+    from csp.utils import build_policy
+
+    for path in ("/healthz", "/admin/login/"):
+        assert client.get(path)["Content-Security-Policy"] == build_policy()
+    assert "script-src 'self'" in build_policy()
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
+    assert client.get("/admin/login/")["Content-Security-Policy"] == "default-src 'none'"
+
+
+def test_a_nonce_asked_for_still_reaches_the_header(settings):
+    from csp.constants import NONCE, SELF
+    from django.http import HttpResponse
+    from django.test import RequestFactory
+
+    from governance.lanes import ContentSecurityPolicy
+
+    def view(request):
+        return HttpResponse(str(request.csp_nonce))
+
+    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"script-src": [SELF, NONCE]}}
+    middleware = ContentSecurityPolicy(view)
+    request = RequestFactory().get("/review/")
+    middleware.process_request(request)
+    response = middleware.process_response(request, view(request))
+    assert response["Content-Security-Policy"] == f"default-src 'self'; script-src 'self' 'nonce-{response.content.decode()}'"
