@@ -16,7 +16,7 @@ from typing import Any
 
 from judging import demo_model
 from judging.llm.errors import UnsupportedParameters
-from judging.llm.loader import _ensure_model_known, _litellm
+from judging.llm.loader import _ensure_model_known, _litellm, unlogged
 from judging.llm.targets import (
     NO_KEY, DecisionReply, ModelReply, ModelTarget, _failure, _require_key, _tool_call_of,
     clean_text, model_string,
@@ -155,7 +155,8 @@ def complete(
                           client_parameters)
     started = time.monotonic()
     try:
-        response = litellm.completion(**kwargs)
+        with unlogged():
+            response = litellm.completion(**kwargs)
     except Exception as error:  # every failure leaves here as a ProviderError
         raise _failure(error, target) from error
     latency_ms = (time.monotonic() - started) * 1000
@@ -212,7 +213,8 @@ def decide(
         kwargs["api_base"] = target.api_base
     started = time.monotonic()
     try:
-        response = litellm.systemone(**kwargs)
+        with unlogged():
+            response = litellm.systemone(**kwargs)
     except Exception as error:
         raise _failure(error, target) from error
     latency_ms = (time.monotonic() - started) * 1000

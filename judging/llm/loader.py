@@ -3,6 +3,7 @@ Django start-up; ``preload`` warms it up for a Celery worker."""
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import threading
@@ -39,6 +40,21 @@ def _litellm() -> Any:
                 litellm.telemetry = False
             _loaded = litellm
     return _loaded
+
+
+def unlogged():
+    """The context of a call whose success logging nobody reads. Gavel installs no litellm callbacks,
+    yet litellm hands every answered call's success logging to its thread pool (about 1.5 ms of CPU a
+    call here, a fifth of litellm's own cost). litellm's flag for a call that another call logs and
+    bills (`litellm._internal_context.internal_sub_call`) skips that job and nothing the answer
+    carries: the price is set before it (`_hidden_params`). Private to litellm, which is pinned
+    exactly; tests/judging/test_llm.py fails if a version stops honouring it, and without it a call
+    is logged as before."""
+    try:
+        from litellm._internal_context import internal_sub_call
+    except ImportError:  # pragma: no cover - another litellm: its logging runs, nothing else changes
+        return contextlib.nullcontext()
+    return internal_sub_call()
 
 
 def preload() -> None:

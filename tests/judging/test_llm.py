@@ -491,3 +491,24 @@ def test_litellm_always_reads_its_local_price_map_whatever_the_environment_says(
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["True", "true"]
+
+
+def test_gavels_calls_skip_litellms_success_logging_job_and_keep_their_price(provider_server, monkeypatch):
+    """Gavel installs no litellm callbacks, so its calls run in litellm's context for calls logged
+    elsewhere (loader.unlogged): no job goes to litellm's logging pool. A bare call still sends one,
+    which shows the pool is the one litellm uses (the test fails if a litellm version moves it)."""
+    import litellm.utils
+
+    submitted = []
+    original = litellm.utils.executor.submit
+    monkeypatch.setattr(litellm.utils.executor, "submit",
+                        lambda *args, **kwargs: submitted.append(args) or original(*args, **kwargs))
+    provider_server.script([{"text": "Hello.", "usage": {"prompt_tokens": 40, "completion_tokens": 4}}] * 2)
+
+    reply = llm.complete(target(provider_server), MESSAGES)
+    assert reply.text == "Hello." and submitted == []
+    assert reply.cost == pytest.approx((40 * 2.0 + 4 * 10.0) / 1_000_000)
+
+    loader._litellm().completion(model="openai/gavel-test-model", messages=MESSAGES, api_key=DUMMY_KEY,
+                                 api_base=provider_server.base_url, timeout=5.0, max_retries=0)
+    assert len(submitted) == 1
