@@ -121,9 +121,10 @@ def claim(task_id) -> tuple[Task | None, float]:
     One conditional UPDATE decides: a queued row, or a running row whose lease has passed (its
     worker died), becomes running under a new attempt number — the attempt number read just
     before, so of two workers that read the same row only one takes it. The lease is the run's
-    own budget from the start (one write, one commit).
+    own budget from the start (one write, one commit). Both statements are written once per
+    process (`_ClaimStatements`): the ORM would compile them again for every task.
     """
-    task = Task.objects.select_related("consumer").filter(pk=task_id).first()  # the consumer names the actor
+    task = _read_for_claim(task_id)  # with the consumer's name: it names the actor
     if task is None:
         return None, 0.0
     now = timezone.now()
@@ -138,11 +139,7 @@ def claim(task_id) -> tuple[Task | None, float]:
     except GavelError:
         pass  # the run fails it with the reason
     lease_until = now + timedelta(seconds=lease)
-    claimed = Task.objects.filter(pk=task_id, attempts=task.attempts).filter(
-        Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_until__lt=now)
-    ).update(status=Status.RUNNING, lease_until=lease_until, attempts=F("attempts") + 1, next_attempt_at=None,
-             updated=now)
-    if claimed:
+    if _take(task, now, lease_until):
         task.status, task.lease_until, task.attempts, task.next_attempt_at, task.updated = (
             Status.RUNNING, lease_until, task.attempts + 1, None, now)
         return task, 0.0
@@ -150,6 +147,78 @@ def claim(task_id) -> tuple[Task | None, float]:
     if task is not None and task.status == Status.RUNNING and task.lease_until:
         return None, max((task.lease_until - now).total_seconds(), 0.0) + 1.0
     return None, 0.0
+
+
+class _ClaimStatements:
+    """The claim's SELECT and UPDATE as SQL, built once per database vendor from the model's metadata.
+
+    The SELECT reads what a run uses of its task (the rest of the row stays deferred: read if ever
+    touched) and the consumer's name; the UPDATE is the conditional write the claim always was.
+    """
+
+    FIELDS = ("id", "kind", "status", "consumer", "configuration", "also", "messages", "field", "site", "language",
+              "callback_url", "batch", "attempts", "lease_until", "next_attempt_at", "correlation_id", "created",
+              "updated")
+    built: dict[str, tuple[str, str]] = {}
+
+    @classmethod
+    def of(cls, connection) -> tuple[str, str]:
+        statements = cls.built.get(connection.vendor)
+        if statements is None:
+            from governance.models import Consumer
+
+            quote = connection.ops.quote_name
+            meta = Task._meta
+            table, consumers = quote(meta.db_table), quote(Consumer._meta.db_table)
+
+            def column(name):
+                return quote(meta.get_field(name).column)
+
+            fields = ", ".join(f"{table}.{column(name)}" for name in cls.FIELDS)
+            select = (f"SELECT {fields}, {consumers}.{quote(Consumer._meta.get_field('name').column)} "
+                      f"AS claim_consumer_name FROM {table} LEFT OUTER JOIN {consumers} "
+                      f"ON {consumers}.{quote(Consumer._meta.pk.column)} = {table}.{column('consumer')} "
+                      f"WHERE {table}.{column('id')} = %s")
+            update = (f"UPDATE {table} SET {column('status')} = %s, {column('lease_until')} = %s, "
+                      f"{column('attempts')} = {column('attempts')} + 1, {column('next_attempt_at')} = NULL, "
+                      f"{column('updated')} = %s WHERE {column('id')} = %s AND {column('attempts')} = %s "
+                      f"AND ({column('status')} = %s OR ({column('status')} = %s AND {column('lease_until')} < %s))")
+            statements = cls.built[connection.vendor] = (select, update)
+        return statements
+
+
+def _connection():
+    from django.db import connections
+
+    return connections[Task.objects.db]
+
+
+def _read_for_claim(task_id) -> Task | None:
+    from governance.models import Consumer
+
+    connection = _connection()
+    pk = Task._meta.pk
+    select, _update = _ClaimStatements.of(connection)
+    task = next(iter(Task.objects.raw(select, [pk.get_db_prep_value(pk.to_python(task_id), connection)])), None)
+    if task is not None and task.consumer_id is not None:
+        consumer = Consumer.from_db(task._state.db, ["id", "name"], [task.consumer_id, task.claim_consumer_name])
+        Task.consumer.field.set_cached_value(task, consumer)
+    return task
+
+
+def _take(task: Task, now, lease_until) -> bool:
+    """The claim's conditional UPDATE: whether this worker now holds the task."""
+    connection = _connection()
+    _select, update = _ClaimStatements.of(connection)
+
+    def at(value):
+        return Task._meta.get_field("lease_until").get_db_prep_value(value, connection)
+
+    with connection.cursor() as cursor:
+        cursor.execute(update, [Status.RUNNING, at(lease_until), at(now),
+                                Task._meta.pk.get_db_prep_value(task.pk, connection), task.attempts,
+                                Status.QUEUED, Status.RUNNING, at(now)])
+        return cursor.rowcount == 1
 
 
 def run_budget_seconds(configuration, also) -> int:
@@ -174,7 +243,11 @@ def _finish(task: Task, **values) -> bool:
         updated=now, lease_until=None, **values)
     if not done:
         logger.warning("task %s attempt %s lost its claim; its result is discarded", task.pk, task.attempts)
-    return bool(done)
+        return False
+    # The row as written, so what follows (the callback, the batch) needs no second read of it.
+    task.updated, task.lease_until, task.status, task.finished_at = now, None, values["status"], values["finished_at"]
+    task.finished_by_this_run = True
+    return True
 
 
 def release_for_retry(task: Task, countdown: float) -> bool:
@@ -355,9 +428,19 @@ def run(task_id, *, attempt_limit: int | None = None) -> str:
 
     'done' / 'busy:<seconds>' / 'nothing' / 'retry:<reason>' / 'failed'.
     """
+    return run_claimed(task_id, attempt_limit=attempt_limit)[0]
+
+
+def run_claimed(task_id, *, attempt_limit: int | None = None) -> tuple[str, Task | None]:
+    """`run`, and the task as this run claimed it: after 'done' or 'failed', with the status it wrote
+    (`finished_by_this_run`), so the callback and the batch need no second read of the row."""
     task, wait = claim(task_id)
     if task is None:
-        return f"busy:{wait:.0f}" if wait else "nothing"
+        return (f"busy:{wait:.0f}" if wait else "nothing"), None
+    return _run(task, attempt_limit), task
+
+
+def _run(task: Task, attempt_limit: int | None) -> str:
     limit = attempt_limit or settings.GAVEL_TASK_MAX_ATTEMPTS
     if task.attempts > limit:
         # Runs that died without a word (the process was killed, the claim lapsed) count too.
