@@ -271,11 +271,23 @@ def run(workers: int, count: int, client, configuration: str, server, delay: flo
             submit_all()
         submitted = time.time()
         rows = Task.objects.filter(pk__in=ids)
-        while rows.exclude(status__in=["ready", "blocked", "failed"]).exists():
+        # The poll is one small statement every 0.1 s: the ORM's 300-id query every 50 ms cost this
+        # process ~2 ms of CPU per task, taken from the cores the workers run on.
+        from django.db import connection
+        unfinished = (f"SELECT EXISTS (SELECT 1 FROM {Task._meta.db_table} WHERE id = ANY(%s) "
+                      f"AND status NOT IN ('ready', 'blocked', 'failed'))")
+        uuids = [uuid.UUID(str(i)) for i in ids]
+
+        def waiting() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(unfinished, [uuids])
+                return cursor.fetchone()[0]
+
+        while waiting():
             if time.time() - started > float(os.environ.get("BENCH_LIMIT", 600)):
                 from collections import Counter
                 raise SystemExit(f"tasks did not finish in time: {Counter(rows.values_list('status', flat=True))}")
-            time.sleep(0.05)
+            time.sleep(0.1)
         window = Meter.spent(window_before, meter.snapshot())
         cpu_after = cpu_before + window["workers"]
         finished = list(rows.values_list("status", "created", "finished_at"))
@@ -484,7 +496,7 @@ def main():
     for r in results:
         if not r["readme"]:
             baseline[r["delay"]] = r
-        one = baseline.get(r["delay"]) or r
+        one = r["one"] = baseline.get(r["delay"]) or r  # this round's one-process run
         target = TARGET.get(r["delay"])
         goal = (f">= {target:.0f}: {'met' if r['per_s'] >= target else 'NOT met'}" if target and r["readme"] else "-")
         label = f"README x{r['workers']}" if r["readme"] else "1 process"
@@ -502,7 +514,7 @@ def main():
           f"{'poller':>6} | {'sum':>6} | {'machine':>7} | {'x 1 proc':>8} | {'load 1m':>7}")
     print("-" * 104)
     for r in results:
-        one = baseline.get(r["delay"]) or r
+        one = r["one"]
         w = r["window"]
         total = w["workers"] + w["postgres"] + w["redis"] + w["provider"] + w["this"] + w["own_backend"]
         one_w = one["window"]

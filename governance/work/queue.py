@@ -32,7 +32,7 @@ from governance.models import Provider, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.screening.pipeline import CallFacts, write_events
-from governance.work import deliveries
+from governance.work import claims, deliveries
 from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import DELIVER_CALLBACK, RUN_TASK, celery_task
@@ -122,9 +122,9 @@ def claim(task_id) -> tuple[Task | None, float]:
     worker died), becomes running under a new attempt number — the attempt number read just
     before, so of two workers that read the same row only one takes it. The lease is the run's
     own budget from the start (one write, one commit). Both statements are written once per
-    process (`_ClaimStatements`): the ORM would compile them again for every task.
+    process (governance/work/claims.py): the ORM would compile them again for every task.
     """
-    task = _read_for_claim(task_id)  # with the consumer's name: it names the actor
+    task = claims.read(task_id)  # with the consumer's name: it names the actor
     if task is None:
         return None, 0.0
     now = timezone.now()
@@ -139,7 +139,7 @@ def claim(task_id) -> tuple[Task | None, float]:
     except GavelError:
         pass  # the run fails it with the reason
     lease_until = now + timedelta(seconds=lease)
-    if _take(task, now, lease_until):
+    if claims.take(task, now, lease_until):
         task.status, task.lease_until, task.attempts, task.next_attempt_at, task.updated = (
             Status.RUNNING, lease_until, task.attempts + 1, None, now)
         return task, 0.0
@@ -147,78 +147,6 @@ def claim(task_id) -> tuple[Task | None, float]:
     if task is not None and task.status == Status.RUNNING and task.lease_until:
         return None, max((task.lease_until - now).total_seconds(), 0.0) + 1.0
     return None, 0.0
-
-
-class _ClaimStatements:
-    """The claim's SELECT and UPDATE as SQL, built once per database vendor from the model's metadata.
-
-    The SELECT reads what a run uses of its task (the rest of the row stays deferred: read if ever
-    touched) and the consumer's name; the UPDATE is the conditional write the claim always was.
-    """
-
-    FIELDS = ("id", "kind", "status", "consumer", "configuration", "also", "messages", "field", "site", "language",
-              "callback_url", "batch", "attempts", "lease_until", "next_attempt_at", "correlation_id", "created",
-              "updated")
-    built: dict[str, tuple[str, str]] = {}
-
-    @classmethod
-    def of(cls, connection) -> tuple[str, str]:
-        statements = cls.built.get(connection.vendor)
-        if statements is None:
-            from governance.models import Consumer
-
-            quote = connection.ops.quote_name
-            meta = Task._meta
-            table, consumers = quote(meta.db_table), quote(Consumer._meta.db_table)
-
-            def column(name):
-                return quote(meta.get_field(name).column)
-
-            fields = ", ".join(f"{table}.{column(name)}" for name in cls.FIELDS)
-            select = (f"SELECT {fields}, {consumers}.{quote(Consumer._meta.get_field('name').column)} "
-                      f"AS claim_consumer_name FROM {table} LEFT OUTER JOIN {consumers} "
-                      f"ON {consumers}.{quote(Consumer._meta.pk.column)} = {table}.{column('consumer')} "
-                      f"WHERE {table}.{column('id')} = %s")
-            update = (f"UPDATE {table} SET {column('status')} = %s, {column('lease_until')} = %s, "
-                      f"{column('attempts')} = {column('attempts')} + 1, {column('next_attempt_at')} = NULL, "
-                      f"{column('updated')} = %s WHERE {column('id')} = %s AND {column('attempts')} = %s "
-                      f"AND ({column('status')} = %s OR ({column('status')} = %s AND {column('lease_until')} < %s))")
-            statements = cls.built[connection.vendor] = (select, update)
-        return statements
-
-
-def _connection():
-    from django.db import connections
-
-    return connections[Task.objects.db]
-
-
-def _read_for_claim(task_id) -> Task | None:
-    from governance.models import Consumer
-
-    connection = _connection()
-    pk = Task._meta.pk
-    select, _update = _ClaimStatements.of(connection)
-    task = next(iter(Task.objects.raw(select, [pk.get_db_prep_value(pk.to_python(task_id), connection)])), None)
-    if task is not None and task.consumer_id is not None:
-        consumer = Consumer.from_db(task._state.db, ["id", "name"], [task.consumer_id, task.claim_consumer_name])
-        Task.consumer.field.set_cached_value(task, consumer)
-    return task
-
-
-def _take(task: Task, now, lease_until) -> bool:
-    """The claim's conditional UPDATE: whether this worker now holds the task."""
-    connection = _connection()
-    _select, update = _ClaimStatements.of(connection)
-
-    def at(value):
-        return Task._meta.get_field("lease_until").get_db_prep_value(value, connection)
-
-    with connection.cursor() as cursor:
-        cursor.execute(update, [Status.RUNNING, at(lease_until), at(now),
-                                Task._meta.pk.get_db_prep_value(task.pk, connection), task.attempts,
-                                Status.QUEUED, Status.RUNNING, at(now)])
-        return cursor.rowcount == 1
 
 
 def run_budget_seconds(configuration, also) -> int:
@@ -372,23 +300,34 @@ def _stored_block(block: dict | None) -> dict | None:
 
 
 def _store_result(task: Task, body: dict) -> bool:
+    """The result and, for a delivered answer, its evidence record, in one transaction: a task is
+    never ready without its evidence (nor the evidence there for a result that was not stored), and
+    the two writes cost one commit."""
     blocked = body["outcome"] == "blocked"
-    stored = _finish(
-        task,
-        status=Status.BLOCKED if blocked else Status.READY,
-        outcome=body["outcome"],
-        answer="" if blocked else (body.get("text") or ""),
-        hints=body.get("hints") or [],
-        refusal=_stored_block(body.get("block")),
-        verification=body.get("verification") or {},
-        checks=body.get("checks") or [],
-        completion=body.get("completion"),
-        policy_version=body.get("policy_version"),
-        correlation_id=body.get("id") or "",
-        failure=None,
-    )
-    if stored:
-        evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    before = (task.status, task.lease_until, task.updated, task.finished_at)
+    try:
+        with transaction.atomic():
+            stored = _finish(
+                task,
+                status=Status.BLOCKED if blocked else Status.READY,
+                outcome=body["outcome"],
+                answer="" if blocked else (body.get("text") or ""),
+                hints=body.get("hints") or [],
+                refusal=_stored_block(body.get("block")),
+                verification=body.get("verification") or {},
+                checks=body.get("checks") or [],
+                completion=body.get("completion"),
+                policy_version=body.get("policy_version"),
+                correlation_id=body.get("id") or "",
+                failure=None,
+            )
+            if stored:
+                evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    except Exception:
+        # Rolled back: the row is still running under this claim, as the task in memory says again.
+        task.status, task.lease_until, task.updated, task.finished_at = before
+        task.finished_by_this_run = False
+        raise
     return stored
 
 
