@@ -64,6 +64,82 @@ def process_cpu(pid: int) -> float:
     return total
 
 
+def _ticks(pid) -> float:
+    """CPU seconds of one process (no children), 0 when it is gone."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / TICKS
+    except (FileNotFoundError, ProcessLookupError, ValueError):
+        return 0.0
+
+
+def postgres_backends(db_name: str) -> dict[int, float]:
+    """CPU seconds of every PostgreSQL backend connected to `db_name` (by its process title,
+    `postgres: <cluster>: <user> <database> <host> <state>`)."""
+    found = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            title = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace").split()
+        except (FileNotFoundError, ProcessLookupError, PermissionError):
+            continue
+        if len(title) >= 5 and title[0] == "postgres:" and title[3] == db_name:
+            found[int(entry.name)] = _ticks(entry.name)
+    return found
+
+
+def pids_named(comm: str) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "comm").read_text().strip() == comm:
+                pids.append(int(entry.name))
+        except (FileNotFoundError, ProcessLookupError):
+            continue
+    return pids
+
+
+def machine_busy() -> float:
+    """CPU seconds every core of the machine spent on anything but idle and I/O wait."""
+    fields = [int(v) for v in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return (sum(fields[:8]) - fields[3] - fields[4]) / TICKS
+
+
+class Meter:
+    """CPU seconds by process over a stretch of the run: the workers (with their children), the
+    PostgreSQL backends of the benchmark's database (the submitter's own apart), Redis, the provider,
+    this process, and the whole machine (anything else running on it included)."""
+
+    def __init__(self, db_name: str, workers=(), provider_pid: int | None = None):
+        from django.db import connection
+
+        connection.ensure_connection()
+        self.own_backend = connection.connection.info.backend_pid
+        self.db_name, self.workers, self.provider_pid = db_name, list(workers), provider_pid
+        self.redis = pids_named("redis-server")
+
+    def snapshot(self) -> dict:
+        backends = postgres_backends(self.db_name)
+        own = backends.pop(self.own_backend, 0.0)
+        return {"workers": sum(process_cpu(p.pid) for p in self.workers), "backends": backends,
+                "own_backend": own, "redis": sum(_ticks(pid) for pid in self.redis),
+                "provider": _ticks(self.provider_pid) if self.provider_pid else 0.0,
+                "this": time.process_time(), "machine": machine_busy()}
+
+    @staticmethod
+    def spent(before: dict, after: dict) -> dict:
+        ended = set(before["backends"]) - set(after["backends"])
+        return {
+            "workers": after["workers"] - before["workers"],
+            "postgres": sum(cpu - before["backends"].get(pid, 0.0) for pid, cpu in after["backends"].items()),
+            "postgres_ended": len(ended),  # their last stretch is not counted (none expected: pools keep them)
+            "own_backend": after["own_backend"] - before["own_backend"],
+            "redis": after["redis"] - before["redis"], "provider": after["provider"] - before["provider"],
+            "this": after["this"] - before["this"], "machine": after["machine"] - before["machine"],
+        }
+
+
 def start_readme_workers(count: int, queue_name: str, extra_env: dict) -> list[subprocess.Popen]:
     """The README's worker line, `manage.py run_workers -l info`, with GAVEL_WORKER_PROCESSES=count:
     one supervisor whose children are the worker processes (their CPU is counted with it)."""
@@ -154,7 +230,7 @@ def percentile(values: list[float], share: float) -> float:
 
 
 def run(workers: int, count: int, client, configuration: str, server, delay: float, extra_env: dict,
-        readme: bool = False, drain: bool = True) -> dict:
+        readme: bool = False, drain: bool = True, db_name: str = "") -> dict:
     from django.conf import settings
 
     from governance.models import Task
@@ -179,22 +255,41 @@ def run(workers: int, count: int, client, configuration: str, server, delay: flo
             assert response.status_code == 202, response.content
             ids.append(response.json()["id"])
 
+    submit_spent = None
     if drain:  # the tasks wait in Redis first: the workers' rate, not this process's submit rate, is timed
+        meter = Meter(db_name, provider_pid=server.process.pid)
+        before = meter.snapshot()
         submit_all()
+        submit_spent = Meter.spent(before, meter.snapshot())
     processes = start_workers(workers, queue_name, extra_env, readme)
-    cpu_before = sum(process_cpu(p.pid) for p in processes)
+    meter = Meter(db_name, processes, server.process.pid)
+    window_before = meter.snapshot()
+    cpu_before = window_before["workers"]
     try:
         started = time.time()
         if not drain:
             submit_all()
         submitted = time.time()
         rows = Task.objects.filter(pk__in=ids)
-        while rows.exclude(status__in=["ready", "blocked", "failed"]).exists():
+        # The poll is one small statement every 0.1 s: the ORM's 300-id query every 50 ms cost this
+        # process ~2 ms of CPU per task, taken from the cores the workers run on.
+        from django.db import connection
+        unfinished = (f"SELECT EXISTS (SELECT 1 FROM {Task._meta.db_table} WHERE id = ANY(%s) "
+                      f"AND status NOT IN ('ready', 'blocked', 'failed'))")
+        uuids = [uuid.UUID(str(i)) for i in ids]
+
+        def waiting() -> bool:
+            with connection.cursor() as cursor:
+                cursor.execute(unfinished, [uuids])
+                return cursor.fetchone()[0]
+
+        while waiting():
             if time.time() - started > float(os.environ.get("BENCH_LIMIT", 600)):
                 from collections import Counter
                 raise SystemExit(f"tasks did not finish in time: {Counter(rows.values_list('status', flat=True))}")
-            time.sleep(0.05)
-        cpu_after = sum(process_cpu(p.pid) for p in processes)
+            time.sleep(0.1)
+        window = Meter.spent(window_before, meter.snapshot())
+        cpu_after = cpu_before + window["workers"]
         finished = list(rows.values_list("status", "created", "finished_at"))
     finally:
         stop(processes)
@@ -208,7 +303,10 @@ def run(workers: int, count: int, client, configuration: str, server, delay: flo
     return {"workers": workers, "readme": readme, "tasks": count, "delay": delay, "submit_s": submitted - started,
             "total_s": last - (first if drain else started), "per_s": per_s, "p50": statistics.median(latencies),
             "p95": percentile(latencies, 0.95), "worker_cpu_ms": (cpu_after - cpu_before) * 1000 / count,
-            "submit_cpu_ms": submit_cpu * 1000 / count, "load": os.getloadavg()[0]}
+            "submit_cpu_ms": submit_cpu * 1000 / count, "load": os.getloadavg()[0],
+            "window": {k: v * 1000 / count if k != "postgres_ended" else v for k, v in window.items()},
+            "submit": ({k: v * 1000 / count if k != "postgres_ended" else v for k, v in submit_spent.items()}
+                       if submit_spent else None)}
 
 
 # --- where one task's CPU goes, stage by stage (in this process, one task after another) ---
@@ -381,7 +479,8 @@ def main():
         for _round in range(args.rounds):
             for readme in (False, True):
                 results.append(run(args.workers if readme else 1, count, client, configuration.identifier, server,
-                                   delay, extra_env, readme, drain=not args.submit_while_running))
+                                   delay, extra_env, readme, drain=not args.submit_while_running,
+                                   db_name=args.db_name))
     stages = profile_stages(client, configuration.identifier, server, args.profile)[0] if args.profile else {}
     batch = accept_batch(client, configuration.identifier, args.batch) if args.batch else None
     server.stop()
@@ -397,7 +496,7 @@ def main():
     for r in results:
         if not r["readme"]:
             baseline[r["delay"]] = r
-        one = baseline.get(r["delay"]) or r
+        one = r["one"] = baseline.get(r["delay"]) or r  # this round's one-process run
         target = TARGET.get(r["delay"])
         goal = (f">= {target:.0f}: {'met' if r['per_s'] >= target else 'NOT met'}" if target and r["readme"] else "-")
         label = f"README x{r['workers']}" if r["readme"] else "1 process"
@@ -409,6 +508,33 @@ def main():
         "Tasks submitted while the workers run; tasks/s from the first submit to the last finished."
         if args.submit_while_running else "The queue is filled first, then the workers start; tasks/s between the "
         "first and the last task finished; latency = finished_at - created (includes the wait in the queue)."))
+    print(f"\nCPU ms per task by process, from /proc, while the workers ran (the same runs, in order); "
+          f"budget for 100 tasks/s on {os.cpu_count()} cores: {os.cpu_count() * 1000 / 100:.0f} ms for all of it")
+    print(f"{'delay s':>7} | {'workers':>13} | {'worker':>7} | {'PG':>6} | {'Redis':>6} | {'provider':>8} | "
+          f"{'poller':>6} | {'sum':>6} | {'machine':>7} | {'x 1 proc':>8} | {'load 1m':>7}")
+    print("-" * 104)
+    for r in results:
+        one = r["one"]
+        w = r["window"]
+        total = w["workers"] + w["postgres"] + w["redis"] + w["provider"] + w["this"] + w["own_backend"]
+        one_w = one["window"]
+        one_total = (one_w["workers"] + one_w["postgres"] + one_w["redis"] + one_w["provider"] + one_w["this"]
+                     + one_w["own_backend"])
+        label = f"README x{r['workers']}" if r["readme"] else "1 process"
+        print(f"{r['delay']:>7.1f} | {label:>13} | {w['workers']:>7.2f} | {w['postgres']:>6.2f} | {w['redis']:>6.2f} | "
+              f"{w['provider']:>8.2f} | {w['this'] + w['own_backend']:>6.2f} | {total:>6.2f} | {w['machine']:>7.2f} | "
+              f"{total / one_total:>7.2f}x | {r['load']:>7.2f}"
+              + (f"  ({w['postgres_ended']} backend(s) ended: their last stretch uncounted)" if w["postgres_ended"] else ""))
+    print("worker: the worker processes (README: the supervisor and its children); PG: the PostgreSQL backends "
+          "of the benchmark's database but this process's; Redis: the whole redis-server (shared with anything else "
+          "using it); poller: this process and its backend waiting for the tasks to finish; machine: every core's "
+          "busy time, anything else running on the machine included.")
+    submits = [r["submit"] for r in results if r["submit"]]
+    if submits:
+        mean = {k: statistics.mean(s[k] for s in submits) for k in ("this", "own_backend", "redis", "machine")}
+        print(f"submit (before the workers start, mean of {len(submits)} runs), ms per task: this process "
+              f"{mean['this']:.2f} (API and publish), its PostgreSQL backend {mean['own_backend']:.2f}, Redis "
+              f"{mean['redis']:.2f}; machine {mean['machine']:.2f}")
     if batch:
         print(f"\na batch of {batch['items']} field fills accepted (202: validated whole, inserted, "
               f"{batch['published']} message published) in {batch['seconds']:.2f} s; target < 10 s: "

@@ -32,7 +32,7 @@ from governance.models import Provider, Task
 from governance.runs import completions
 from governance.screening import service as services
 from governance.screening.pipeline import CallFacts, write_events
-from governance.work import deliveries
+from governance.work import claims, deliveries
 from governance.work.callback_urls import refuse_credentials
 from governance.work.callbacks import callback_allowed, deliver_in_background, send_callback
 from governance.work.sending import DELIVER_CALLBACK, RUN_TASK, celery_task
@@ -121,9 +121,10 @@ def claim(task_id) -> tuple[Task | None, float]:
     One conditional UPDATE decides: a queued row, or a running row whose lease has passed (its
     worker died), becomes running under a new attempt number — the attempt number read just
     before, so of two workers that read the same row only one takes it. The lease is the run's
-    own budget from the start (one write, one commit).
+    own budget from the start (one write, one commit). Both statements are written once per
+    process (governance/work/claims.py): the ORM would compile them again for every task.
     """
-    task = Task.objects.select_related("consumer").filter(pk=task_id).first()  # the consumer names the actor
+    task = claims.read(task_id)  # with the consumer's name: it names the actor
     if task is None:
         return None, 0.0
     now = timezone.now()
@@ -138,11 +139,7 @@ def claim(task_id) -> tuple[Task | None, float]:
     except GavelError:
         pass  # the run fails it with the reason
     lease_until = now + timedelta(seconds=lease)
-    claimed = Task.objects.filter(pk=task_id, attempts=task.attempts).filter(
-        Q(status=Status.QUEUED) | Q(status=Status.RUNNING, lease_until__lt=now)
-    ).update(status=Status.RUNNING, lease_until=lease_until, attempts=F("attempts") + 1, next_attempt_at=None,
-             updated=now)
-    if claimed:
+    if claims.take(task, now, lease_until):
         task.status, task.lease_until, task.attempts, task.next_attempt_at, task.updated = (
             Status.RUNNING, lease_until, task.attempts + 1, None, now)
         return task, 0.0
@@ -174,7 +171,11 @@ def _finish(task: Task, **values) -> bool:
         updated=now, lease_until=None, **values)
     if not done:
         logger.warning("task %s attempt %s lost its claim; its result is discarded", task.pk, task.attempts)
-    return bool(done)
+        return False
+    # The row as written, so what follows (the callback, the batch) needs no second read of it.
+    task.updated, task.lease_until, task.status, task.finished_at = now, None, values["status"], values["finished_at"]
+    task.finished_by_this_run = True
+    return True
 
 
 def release_for_retry(task: Task, countdown: float) -> bool:
@@ -299,23 +300,34 @@ def _stored_block(block: dict | None) -> dict | None:
 
 
 def _store_result(task: Task, body: dict) -> bool:
+    """The result and, for a delivered answer, its evidence record, in one transaction: a task is
+    never ready without its evidence (nor the evidence there for a result that was not stored), and
+    the two writes cost one commit."""
     blocked = body["outcome"] == "blocked"
-    stored = _finish(
-        task,
-        status=Status.BLOCKED if blocked else Status.READY,
-        outcome=body["outcome"],
-        answer="" if blocked else (body.get("text") or ""),
-        hints=body.get("hints") or [],
-        refusal=_stored_block(body.get("block")),
-        verification=body.get("verification") or {},
-        checks=body.get("checks") or [],
-        completion=body.get("completion"),
-        policy_version=body.get("policy_version"),
-        correlation_id=body.get("id") or "",
-        failure=None,
-    )
-    if stored:
-        evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    before = (task.status, task.lease_until, task.updated, task.finished_at)
+    try:
+        with transaction.atomic():
+            stored = _finish(
+                task,
+                status=Status.BLOCKED if blocked else Status.READY,
+                outcome=body["outcome"],
+                answer="" if blocked else (body.get("text") or ""),
+                hints=body.get("hints") or [],
+                refusal=_stored_block(body.get("block")),
+                verification=body.get("verification") or {},
+                checks=body.get("checks") or [],
+                completion=body.get("completion"),
+                policy_version=body.get("policy_version"),
+                correlation_id=body.get("id") or "",
+                failure=None,
+            )
+            if stored:
+                evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+    except Exception:
+        # Rolled back: the row is still running under this claim, as the task in memory says again.
+        task.status, task.lease_until, task.updated, task.finished_at = before
+        task.finished_by_this_run = False
+        raise
     return stored
 
 
@@ -355,9 +367,19 @@ def run(task_id, *, attempt_limit: int | None = None) -> str:
 
     'done' / 'busy:<seconds>' / 'nothing' / 'retry:<reason>' / 'failed'.
     """
+    return run_claimed(task_id, attempt_limit=attempt_limit)[0]
+
+
+def run_claimed(task_id, *, attempt_limit: int | None = None) -> tuple[str, Task | None]:
+    """`run`, and the task as this run claimed it: after 'done' or 'failed', with the status it wrote
+    (`finished_by_this_run`), so the callback and the batch need no second read of the row."""
     task, wait = claim(task_id)
     if task is None:
-        return f"busy:{wait:.0f}" if wait else "nothing"
+        return (f"busy:{wait:.0f}" if wait else "nothing"), None
+    return _run(task, attempt_limit), task
+
+
+def _run(task: Task, attempt_limit: int | None) -> str:
     limit = attempt_limit or settings.GAVEL_TASK_MAX_ATTEMPTS
     if task.attempts > limit:
         # Runs that died without a word (the process was killed, the claim lapsed) count too.

@@ -31,7 +31,7 @@ def visibility_timeout() -> float:
 @app.task(name="governance.run_task", acks_late=True, reject_on_worker_lost=True, ignore_result=True)
 def run_task(task_id: str) -> str:
     """Claim, generate, screen and store one queued task or field fill."""
-    outcome = queue.run(task_id)
+    outcome, claimed = queue.run_claimed(task_id)
     if outcome.startswith("busy:"):
         # Another worker holds a live claim (this is a duplicate or a redelivery):
         # look again when its lease ends, so a task whose worker died is taken over.
@@ -57,8 +57,12 @@ def run_task(task_id: str) -> str:
             # queued for the sweep rather than run again inside the same request.)
             queue.enqueue(task_id, countdown=delay)
     elif outcome in ("done", "failed"):
-        # One read serves both: the callback (if any) and the batch the task belongs to (if any).
-        finished = Task.objects.filter(pk=task_id).only("callback_url", "status", "batch_id").first()
+        # The callback (if any) and the batch the task belongs to (if any): the row as this run wrote it
+        # (callback_url and batch never change); when its write did not land, as it is now (one read).
+        if claimed is not None and getattr(claimed, "finished_by_this_run", False):
+            finished = claimed
+        else:
+            finished = Task.objects.filter(pk=task_id).only("callback_url", "status", "batch_id").first()
         queue.notify(task_id, task=finished)
         batch_id = finished.batch_id if finished else None
         if batch_id:
