@@ -142,11 +142,11 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
     "governance.lanes.ContentSecurityPolicy",  # django-csp's, its header built once
-    "governance.lanes.StaticFiles",  # whitenoise; these five on browser pages only (governance/lanes.py)
-    "governance.lanes.Sessions",
+    "governance.lanes.StaticFiles",  # whitenoise; with the user and messages: pages only (governance/lanes.py)
+    "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
-    "governance.lanes.Csrf",
+    "django.middleware.csrf.CsrfViewMiddleware",
     "governance.lanes.Authentication",
     "governance.lanes.Messages",
     "governance.middleware.UserLanguageMiddleware",
