@@ -195,16 +195,17 @@ class RedactionResult:
 
 
 def _shape_edits(text: str, start: int, end: int) -> list[tuple[int, int, str, str]]:
-    edits = []
-    for match in _SHAPE_PATTERN.finditer(text, start, end):
-        kind = match.lastgroup
-        value = match.group()
-        if kind == "github_token":
-            prefix = "github_pat_" if value.startswith("github_pat_") else value[:4]
-        else:
-            prefix = value[: _KEEP_PREFIX[kind]]
-        edits.append((match.start(), match.end(), prefix + MASK, kind))
-    return edits
+    return [(match.start(), match.end(), _mask_for(match.lastgroup, match.group()), match.lastgroup)
+            for match in _SHAPE_PATTERN.finditer(text, start, end)]
+
+
+def _mask_for(kind: str, value: str) -> str:
+    """What replaces a key of this kind: its type prefix kept (as the original shows it), the rest masked.
+    For a key only the normalised text shows, the original's first characters are the normalised key's
+    first ones with at most some hidden ones among them: never more of the key than the prefix."""
+    if kind == "github_token":
+        return ("github_pat_" if value.startswith("github_pat_") else value[:4]) + MASK
+    return value[: _KEEP_PREFIX[kind]] + MASK if kind in _KEEP_PREFIX else MASK
 
 
 def _edits(match: re.Match) -> list[tuple[int, int, str, str]]:
@@ -271,14 +272,19 @@ def _with_hidden(text: str, start: int, end: int, edits: list) -> list:
         return edits
     # A key split by a hidden character may have a visible head that matched on its own: the mask of
     # the whole key replaces that one, covering both.
+    # The merged mask is of the kind of the edit that starts first (the whole key on a tie), and keeps
+    # only that one's prefix: never the head of another secret.
     merged = []
-    for h_start, h_end, replacement, kind in hidden:
+    for h_start, h_end, _replacement, kind in hidden:
         overlapping = [edit for edit in edits if edit[0] < h_end and h_start < edit[1]]
         if overlapping:
             edits = [edit for edit in edits if edit not in overlapping]
-            h_start = min(h_start, *(edit[0] for edit in overlapping))
+            first = min(overlapping)
+            if first[0] < h_start:
+                kind = first[3]
+            h_start = min(h_start, first[0])
             h_end = max(h_end, *(edit[1] for edit in overlapping))
-        merged.append((h_start, h_end, replacement, kind))
+        merged.append((h_start, h_end, _mask_for(kind, text[h_start:h_end]), kind))
     return sorted(edits + merged)
 
 

@@ -476,3 +476,19 @@ def test_text_after_a_long_token_is_let_go_at_the_next_space():
     # "and" could begin an assignment ("api_key=…"): a word starting with p, s, a or c waits for its end.
     assert redactor.feed(" and") == "eyJ*** "
     assert redactor.held == 3
+
+
+def test_a_key_longer_in_the_normalised_text_keeps_its_prefix_once():
+    """Found by test_findings_describe_exactly_the_edit: a visible key whose normalised reading runs on
+    (an entity removed) was masked as a whole without its prefix, unlike the finding it reported."""
+    key = "sk-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"
+    result = redact(f"{key}gh&amp;sig=zzgh")
+    assert result.text == "sk-***=***"
+    assert [(f.kind, f.start, f.end) for f in result.findings] == [("openai_key", 0, 61), ("url_query_secret", 62, 66)]
+
+
+def test_a_merged_mask_never_keeps_the_head_of_another_secret():
+    key = "sk-A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"
+    result = redact(f"api_key=A1b2C3d4&amp;{key}")
+    assert result.text == "api_key=***"
+    assert [f.kind for f in result.findings] == ["assignment"]
