@@ -1,5 +1,6 @@
 """Consumer tokens: Bearer (or DRF's Token) headers, stored hashed; per-consumer throttling."""
 import functools
+import json
 import logging
 import threading
 import time
@@ -12,7 +13,7 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions, permissions, throttling
 
 from governance.cache import redis_client
-from governance.models import THROTTLE_RATE_RE, Consumer
+from governance.models import THROTTLE_RATE_RE, Configuration, Consumer, PolicyVersion
 
 logger = logging.getLogger("gavel.api")
 
@@ -43,8 +44,13 @@ class ConsumerTokenAuthentication(authentication.BaseAuthentication):
 
 def consumer_by_token_hash(token_hash: str) -> Consumer | None:
     """The consumer holding this token, by a written-out statement: it runs on every request, and a
-    queryset would be built and compiled each time (docs/operations.md, the hot path)."""
-    sql, names, converters = _consumer_statement(connection.alias)
+    queryset would be built and compiled each time (docs/operations.md, the hot path).
+
+    The same statement reads the policy version and the configurations granted to the consumer: the
+    consumer carries them as `grants_snapshot` (version, {identifier: id}), and the request's
+    configurations are resolved from it without a statement of their own
+    (governance.screening.service.resolve_configurations)."""
+    sql, names, converters, snapshot = _consumer_statement(connection.alias)
     with connection.cursor() as cursor:
         cursor.execute(sql, [token_hash])
         row = cursor.fetchone()
@@ -55,24 +61,39 @@ def consumer_by_token_hash(token_hash: str) -> Consumer | None:
         for converter in field_converters:
             value = converter(value, field, connection)
         values.append(value)
-    return Consumer.from_db(connection.alias, names, values)
+    consumer = Consumer.from_db(connection.alias, names, values)
+    if snapshot:
+        version, granted = row[len(names):]
+        consumer.grants_snapshot = (version or 1, {name: pk for name, pk in json.loads(granted or "[]")})
+    return consumer
 
 
 @functools.cache
-def _consumer_statement(alias: str) -> tuple[str, list[str], list[tuple]]:
-    """The SELECT, the field names and each field's value converters, for one database (made once)."""
+def _consumer_statement(alias: str) -> tuple[str, list[str], list[tuple], bool]:
+    """The SELECT, the field names, each field's value converters and whether the policy version and
+    the granted configurations follow the fields (PostgreSQL and SQLite), for one database (made once)."""
     from django.db import connections
 
-    ops = connections[alias].ops
+    ops, vendor = connections[alias].ops, connections[alias].vendor
     fields = Consumer._meta.concrete_fields
-    columns = ", ".join(ops.quote_name(field.column) for field in fields)
-    sql = f"SELECT {columns} FROM {ops.quote_name(Consumer._meta.db_table)} WHERE token_hash = %s"  # noqa: S608
+    table = ops.quote_name(Consumer._meta.db_table)
+    columns = ", ".join(f"{table}.{ops.quote_name(field.column)}" for field in fields)
+    pairs = {"postgresql": "json_agg(json_build_array(c.identifier, c.id))::text",
+             "sqlite": "json_group_array(json_array(c.identifier, c.id))"}.get(vendor)
+    if pairs:
+        grants = ops.quote_name(Consumer.configurations.through._meta.db_table)
+        columns += (
+            f", (SELECT value FROM {ops.quote_name(PolicyVersion._meta.db_table)} WHERE id = 1)"
+            f", (SELECT {pairs} FROM {grants} g JOIN {ops.quote_name(Configuration._meta.db_table)} c"
+            f" ON c.id = g.configuration_id WHERE g.consumer_id = {table}.id)"
+        )
+    sql = f"SELECT {columns} FROM {table} WHERE token_hash = %s"  # noqa: S608
     # The backend's converters, then the field's own (a JSON field such as `kinds` decodes its text).
     converters = []
     for field in fields:
         column = field.get_col(Consumer._meta.db_table)
         converters.append((field, ops.get_db_converters(column) + column.get_db_converters(connections[alias])))
-    return sql, [field.attname for field in fields], converters
+    return sql, [field.attname for field in fields], converters, bool(pairs)
 
 
 class IsConsumer(permissions.BasePermission):

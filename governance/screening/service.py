@@ -34,7 +34,7 @@ def resolve_configurations(identifier: str | None, also: list[str], consumer: Co
     names = [n for n in [identifier, *also] if n]
     found = {}
     if names:
-        version, rows = _version_and_grants(names, consumer)
+        version, rows = _from_snapshot(names, consumer) or _version_and_grants(names, consumer)
         cached = _configurations_at(version, {name: pk for name, pk, _ in rows})
         for name, _pk, granted in rows:
             if name not in cached:
@@ -58,6 +58,21 @@ def resolve_configurations(identifier: str | None, also: list[str], consumer: Co
             )
     main = found.get(identifier) if identifier else None
     return main, [found[n] for n in also]
+
+
+def _from_snapshot(names: list[str], consumer: Consumer | None):
+    """(policy version, [(identifier, id, True)]) from what the token's statement read with the consumer
+    (governance.api.auth.consumer_by_token_hash), when every name is granted; else None, and the names
+    are read afresh (an unknown or refused one gets its error there). Never inside a transaction: it may
+    have changed the policy since (a draft is tried in one that is rolled back)."""
+    snapshot = getattr(consumer, "grants_snapshot", None)
+    # (A test's own transaction is marked by Django's TestCase and does not count.)
+    if snapshot is None or any(not getattr(block, "_from_testcase", False) for block in connection.atomic_blocks):
+        return None
+    version, granted = snapshot
+    if not all(name in granted for name in names):
+        return None
+    return version, [(name, granted[name], True) for name in dict.fromkeys(names)]
 
 
 def _version_and_grants(names: list[str], consumer: Consumer | None) -> tuple[int, list[tuple[str, int, bool]]]:
