@@ -36,19 +36,29 @@ def record(body: dict, *, surface: str, configuration: str, also=(), actor: str 
            task: Task | None = None, review: dict | None = None) -> bool:
     """Write the evidence of one delivered text (body: the §11.1 response or a task's stored facts).
     Returns whether a record was written."""
+    values = _values(body, surface=surface, configuration=configuration, also=also, actor=actor, text=text,
+                     task=task, review=review)
+    if values is None:
+        return False
+    _insert(values)
+    metrics.evidence_written(surface)
+    return True
+
+
+def _values(body: dict, *, surface: str, configuration: str, also=(), actor: str = "", text: str | None = None,
+            task: Task | None = None, review: dict | None = None) -> dict | None:
+    """The record's values, or None when nothing was delivered (blocked, or no text)."""
     text = body.get("text") if text is None else text
     if body.get("outcome") == "blocked" or not text:
-        return False
+        return None
     key, key_id = evidence_key()
-    _insert({
+    return {
         "surface": surface, "configuration": configuration or "", "also": list(also),
         "policy_version": body.get("policy_version"), "outcome": body.get("outcome") or "",
         "checks": _checks(body.get("checks")), "verification": (body.get("verification") or {}).get("status", ""),
         "correlation_id": body.get("id") or "", "actor": (actor or "")[:150], "task_id": task.pk if task else None,
         "text_hash": hashing.text_hash(text, key), "key_id": key_id, **(review or {}),
-    })
-    metrics.evidence_written(surface)
-    return True
+    }
 
 
 _FIELDS = [field for field in EvidenceRecord._meta.concrete_fields]
@@ -68,10 +78,34 @@ def _insert(values: dict) -> None:
         sql = _statements[connection.vendor] = (
             f"INSERT INTO {quote(EvidenceRecord._meta.db_table)} ({', '.join(quote(f.column) for f in _FIELDS)}) "
             f"VALUES ({', '.join(['%s'] * len(_FIELDS))})")
-    params = [field.get_db_prep_save(values[field.attname] if field.attname in values else field.get_default(),
-                                     connection) for field in _FIELDS]
     with connection.cursor() as cursor:
-        cursor.execute(sql, params)
+        cursor.execute(sql, _params(values, connection))
+
+
+def _params(values: dict, connection) -> list:
+    return [field.get_db_prep_save(values[field.attname] if field.attname in values else field.get_default(),
+                                   connection) for field in _FIELDS]
+
+
+def insert_after(statement: str, params: list, values: dict) -> int:
+    """PostgreSQL: `statement` (one that changes rows and returns them, e.g. an UPDATE … RETURNING 1)
+    and the record of `values`, written once for each row it returned, as one statement: both or
+    neither. Returns how many records were written (0 when the statement changed nothing)."""
+    from django.db import connection
+
+    quote = connection.ops.quote_name
+    key = ("after", connection.vendor)
+    if key not in _statements:
+        # Each value cast to its column's type (an untyped literal in a SELECT would be read as text);
+        # text to the base type, so a value too long for its column is an error, not cut short.
+        casts = ["text" if f.get_internal_type() in ("CharField", "SlugField", "TextField") else f.db_type(connection)
+                 for f in _FIELDS]
+        _statements[key] = (
+            f"INSERT INTO {quote(EvidenceRecord._meta.db_table)} ({', '.join(quote(f.column) for f in _FIELDS)}) "
+            f"SELECT {', '.join(f'%s::{cast}' for cast in casts)} FROM done")
+    with connection.cursor() as cursor:
+        cursor.execute(f"WITH done AS ({statement}) {_statements[key]}", [*params, *_params(values, connection)])
+        return cursor.rowcount
 
 
 def record_screening(screening, version: int, *, surface: str = "screening") -> None:
@@ -104,8 +138,23 @@ def _task_actor(task: Task) -> str:
 def record_task_generation(task: Task, body: dict) -> None:
     """A task that became ready (its answer is delivered to the consumer: GET tasks/{id}, callbacks) or blocked."""
     metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
-    record(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
-           actor=_task_actor(task), task=task)
+    values = task_generation(task, body)
+    if values is not None:
+        _insert(values)
+        metrics.evidence_written(EvidenceRecord.Surface.TASK)
+
+
+def task_generation(task: Task, body: dict) -> dict | None:
+    """The values of a task's record (None for a blocked task or one without text): the queue writes
+    them in the statement that stores the result where it can (insert_after)."""
+    return _values(body, surface=EvidenceRecord.Surface.TASK, configuration=task.configuration, also=task.also,
+                   actor=_task_actor(task), task=task)
+
+
+def counted_task_generation(task: Task, body: dict) -> None:
+    """The metrics of a task's record written by insert_after (record_task_generation counts its own)."""
+    metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
+    metrics.evidence_written(EvidenceRecord.Surface.TASK)
 
 
 def record_review(task: Task) -> None:

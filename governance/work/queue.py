@@ -163,12 +163,14 @@ def run_budget_seconds(configuration, also) -> int:
     return int(seconds) + settings.GAVEL_TASK_LEASE_MARGIN_SECONDS
 
 
-def _finish(task: Task, **values) -> bool:
-    """Write the result only while this attempt still holds the claim."""
+def _finish(task: Task, *, record: dict | None = None, **values) -> bool:
+    """Write the result only while this attempt still holds the claim (with `record`, the evidence
+    record's values, in the same statement: claims.finish_with_record)."""
     now = timezone.now()
     values.setdefault("finished_at", now)
-    done = Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts).update(
-        updated=now, lease_until=None, **values)
+    rows = Task.objects.filter(pk=task.pk, status=Status.RUNNING, attempts=task.attempts)
+    changes = {"updated": now, "lease_until": None, **values}
+    done = claims.finish_with_record(rows, changes, record) if record is not None else rows.update(**changes)
     if not done:
         logger.warning("task %s attempt %s lost its claim; its result is discarded", task.pk, task.attempts)
         return False
@@ -300,29 +302,27 @@ def _stored_block(block: dict | None) -> dict | None:
 
 
 def _store_result(task: Task, body: dict) -> bool:
-    """The result and, for a delivered answer, its evidence record, in one transaction: a task is
-    never ready without its evidence (nor the evidence there for a result that was not stored), and
-    the two writes cost one commit."""
+    """The result and, for a delivered answer, its evidence record, both or neither: a task is never
+    ready without its evidence (nor the evidence there for a result that was not stored). On
+    PostgreSQL one statement writes both; elsewhere one transaction."""
     blocked = body["outcome"] == "blocked"
     before = (task.status, task.lease_until, task.updated, task.finished_at)
+    result = {"status": Status.BLOCKED if blocked else Status.READY, "outcome": body["outcome"],
+              "answer": "" if blocked else (body.get("text") or ""), "hints": body.get("hints") or [],
+              "refusal": _stored_block(body.get("block")), "verification": body.get("verification") or {},
+              "checks": body.get("checks") or [], "completion": body.get("completion"),
+              "policy_version": body.get("policy_version"), "correlation_id": body.get("id") or "", "failure": None}
     try:
-        with transaction.atomic():
-            stored = _finish(
-                task,
-                status=Status.BLOCKED if blocked else Status.READY,
-                outcome=body["outcome"],
-                answer="" if blocked else (body.get("text") or ""),
-                hints=body.get("hints") or [],
-                refusal=_stored_block(body.get("block")),
-                verification=body.get("verification") or {},
-                checks=body.get("checks") or [],
-                completion=body.get("completion"),
-                policy_version=body.get("policy_version"),
-                correlation_id=body.get("id") or "",
-                failure=None,
-            )
+        record = evidence.task_generation(task, body) if claims.one_statement_results() else None
+        if record is not None:
+            stored = _finish(task, record=record, **result)
             if stored:
-                evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
+                evidence.counted_task_generation(task, body)
+        else:
+            with transaction.atomic():
+                stored = _finish(task, **result)
+                if stored:
+                    evidence.record_task_generation(task, body)  # the answer is delivered (SPEC §13.1)
     except Exception:
         # Rolled back: the row is still running under this claim, as the task in memory says again.
         task.status, task.lease_until, task.updated, task.finished_at = before

@@ -2,6 +2,7 @@
 reads the row once and takes it as the queryset did; the result and its evidence record land together."""
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test.utils import CaptureQueriesContext
 
 from governance.models import EvidenceRecord, Task
@@ -68,17 +69,45 @@ def test_a_run_reads_the_task_row_once(queued):
 
 
 def test_a_result_whose_evidence_cannot_be_written_is_not_stored(queued, monkeypatch):
-    """The result and its evidence record are one transaction: no ready task without its evidence."""
+    """The result and its evidence record are both written or neither (one statement on PostgreSQL,
+    one transaction elsewhere): no ready task without its evidence. Here the database refuses the
+    record (a negative policy version breaks the column's check)."""
     from governance.evidence import records
 
-    def refuse(task, body):
-        EvidenceRecord.objects.create(surface="task", configuration=task.configuration, task=task)
-        raise RuntimeError("the evidence table refused the row")
+    real = records.task_generation
 
-    monkeypatch.setattr(records, "record_task_generation", refuse)
+    def refused(task, body):
+        return {**real(task, body), "policy_version": -1}
+
+    monkeypatch.setattr(records, "task_generation", refused)
     outcome, task = queue.run_claimed(queued.pk)
     assert outcome == "retry:internal_error"
     row = Task.objects.get(pk=queued.pk)
     assert (row.status, row.answer, row.outcome) == ("running", "", "")  # rolled back: still this claim's
     assert not EvidenceRecord.objects.filter(task=row).exists()
     assert (task.status, getattr(task, "finished_by_this_run", False)) == ("running", False)
+
+
+def test_a_result_and_its_record_cost_no_transaction_on_postgresql(queued):
+    """On PostgreSQL the result's UPDATE and the record's INSERT are one statement (no BEGIN/COMMIT)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("one statement on PostgreSQL only; elsewhere one transaction")
+    with CaptureQueriesContext(connection) as seen:
+        outcome, task = queue.run_claimed(queued.pk)
+    assert outcome == "done"
+    writes = [q["sql"] for q in seen.captured_queries if "governance_evidencerecord" in q["sql"]]
+    assert len(writes) == 1 and writes[0].startswith("WITH done AS (UPDATE"), writes
+    row = Task.objects.get(pk=queued.pk)
+    record = EvidenceRecord.objects.get(task=row)
+    assert (row.status, record.surface, record.outcome, record.policy_version) == (
+        "ready", "task", row.outcome, row.policy_version)
+
+
+def test_a_result_written_after_its_claim_was_lost_writes_no_record(queued):
+    """The record follows the result's conditional UPDATE: a run that lost its claim writes neither."""
+    claimed, _wait = queue.claim(queued.pk)
+    assert claimed is not None
+    Task.objects.filter(pk=queued.pk).update(attempts=F("attempts") + 1)  # another worker took it over
+    assert queue._store_result(claimed, {"outcome": "allowed", "text": CLEAN, "id": "c1", "policy_version": 1,
+                                         "checks": []}) is False
+    assert not EvidenceRecord.objects.filter(task_id=queued.pk).exists()
