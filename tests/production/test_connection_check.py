@@ -24,6 +24,8 @@ def screen(transactional_db, configuration, make_consumer):
     """POST one screening as a request of its own; return (status, body)."""
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
+    if not connection.settings_dict["CONN_MAX_AGE"]:
+        pytest.skip("persistent connections are off (GAVEL_DB_CONN_MAX_AGE=0): nothing is reused")
     from termlists.models import TermList
 
     TermList.objects.create(name="Brand", forbidden="Kunde").configurations.set([configuration])
@@ -70,7 +72,7 @@ def test_engine_is_gavels_backend(transactional_db):
     if connection.vendor != "postgresql":
         pytest.skip("needs PostgreSQL (CI sets DATABASE_URL)")
     assert isinstance(connections["default"], DatabaseWrapper)
-    assert connection.settings_dict["CONN_HEALTH_CHECKS"] and connection.settings_dict["CONN_MAX_AGE"] == 60
+    assert connection.settings_dict["CONN_HEALTH_CHECKS"]
 
 
 def test_a_reused_idle_connection_costs_no_select_1(screen, checks):
