@@ -43,7 +43,8 @@ def pool_worker_connections() -> bool:
 
     database = settings.DATABASES["default"]
     size = settings.GAVEL_WORKER_DB_CONNECTIONS
-    if database["ENGINE"] != "django.db.backends.postgresql" or size <= 0:
+    # Gavel's backend (settings) or Django's own, named directly: the pool works with both.
+    if database["ENGINE"] not in ("governance.postgresql", "django.db.backends.postgresql") or size <= 0:
         return False
     connections.close_all()
     database["CONN_MAX_AGE"] = 0  # the pool keeps the connections; Django must not keep them too

@@ -194,6 +194,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # One file per test process, so concurrent runs never share it.
     DATABASES["default"]["TEST"] = {"NAME": str(BASE_DIR / "var" / f"test-gavel-{os.getpid()}.sqlite3")}
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # Django's backend with a health check that skips the SELECT 1 while the socket of an idle
+    # connection has nothing to read (governance/postgresql/base.py; docs/operations.md).
+    DATABASES["default"]["ENGINE"] = "governance.postgresql"
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
 

@@ -29,6 +29,25 @@ def test_gavel_db_conn_max_age_0_closes_after_each_request_as_pgbouncer_transact
     assert settings_of("d['CONN_MAX_AGE']", "d['CONN_HEALTH_CHECKS']", GAVEL_DB_CONN_MAX_AGE="0") == "0 True"
 
 
+def test_postgresql_uses_gavels_backend_with_the_same_settings():
+    """Gavel's backend only changes how the health check is made (governance/postgresql/base.py):
+    persistence, health checks and the connect timeout stay as they are."""
+    url = {"DATABASE_URL": "postgres://gavel@db.internal:5432/gavel", "SECRET_KEY": "x"}
+    assert settings_of("d['ENGINE']", "d['CONN_MAX_AGE']", "d['CONN_HEALTH_CHECKS']", "d['HOST']", "d['NAME']",
+                       "d['OPTIONS']", **url) == "governance.postgresql 60 True db.internal gavel {'connect_timeout': 5}"
+
+
+def test_a_celery_worker_still_pools_its_connections_on_gavels_backend():
+    code = ("import django; django.setup(); from governance.celery import pool_worker_connections; "
+            "from django.conf import settings as s; print(pool_worker_connections(), "
+            "s.DATABASES['default']['OPTIONS']['pool']['max_size'], s.DATABASES['default']['CONN_MAX_AGE'])")
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "governance.settings", "SECRET_KEY": "x",
+           "DATABASE_URL": "postgres://gavel@db.internal:5432/gavel", "GAVEL_WORKER_DB_CONNECTIONS": "8"}
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True,
+                         timeout=60, check=True).stdout.strip()
+    assert out == "True 8 0"
+
+
 @pytest.mark.parametrize("error", [OperationalError, InterfaceError])
 @pytest.mark.parametrize("debug", [False, True])
 def test_a_database_outage_during_a_screening_is_a_503_with_the_error_body(api, monkeypatch, error, debug):
