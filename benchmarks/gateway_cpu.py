@@ -11,8 +11,9 @@ Real parts: Django's handler (test client) on a new PostgreSQL database, the con
 configuration with a term list of 1,000 forbidden words (so a stream is held until screened), litellm
 to the local provider server in a process of its own, answering at once with 40 words (a stream of 40
 chunks). CPU is this process's (`time.process_time`: every thread, litellm's logging threads too),
-total over N calls divided by N, so work a call leaves to a background thread is counted. Every
-figure is printed as a ratio against its own baseline measured in the same run: bare
+summed over each call's window (the call and a 3 ms wait in which work it left to a background thread
+is done) and divided by N; the rows take turns call by call, so a drift in the machine's speed weighs
+on all alike. Every figure is printed as a ratio against its own baseline measured in the same run: bare
 `litellm.completion` for the same call. Targets (issue 30): a plain gateway call <= 1.3x bare litellm,
 a held 40-chunk stream <= 1.3x a plain gateway call (a held stream asks for the whole answer). The row
 "unlogged" is the bare call in the context Gavel calls litellm in (judging.llm.loader.unlogged: no
@@ -40,16 +41,28 @@ MESSAGES = [{"role": "user", "content": "Write forty words about the harbour at 
 TARGET_PLAIN_RATIO, TARGET_STREAM_RATIO = 1.3, 1.3  # against bare litellm, against a plain gateway call
 
 
-def cpu_per_call(work, calls: int) -> float:
-    """Milliseconds of this process's CPU per call, over `calls` calls after 20 warm ones."""
-    for _ in range(20):
-        work()
+SETTLE = 0.003  # seconds each timed call waits inside its own window: litellm's logging thread finishes there
+
+
+def interleaved(works: dict, calls: int) -> dict:
+    """Milliseconds of this process's CPU per call for each row, the rows taking turns call by call
+    (the order rotating), after 20 warm calls of each: a machine whose speed drifts within the run
+    (seen here by 1.5x within minutes) weighs on every row alike. Each call's window is the call and a
+    short wait (no CPU of its own) in which work a call leaves to a background thread is done and
+    counted (this process's CPU covers every thread)."""
+    names = list(works)
+    for name in names:
+        for _ in range(20):
+            works[name]()
     time.sleep(0.2)  # let the warm calls' background logging finish
-    before = time.process_time()
-    for _ in range(calls):
-        work()
-    time.sleep(0.2)  # ... and count the timed calls' own
-    return (time.process_time() - before) * 1000 / calls
+    spent = dict.fromkeys(names, 0.0)
+    for index in range(calls):
+        for name in names[index % len(names):] + names[:index % len(names)]:
+            before = time.process_time()
+            works[name]()
+            time.sleep(SETTLE)
+            spent[name] += time.process_time() - before
+    return {name: spent[name] * 1000 / calls for name in names}
 
 
 def main() -> None:
@@ -116,15 +129,10 @@ def main() -> None:
                 assert text.split() == ANSWER.split(), text
             return call
 
-        # Interleave the rows twice and keep each row's lower figure: a noisy neighbour only adds.
-        rows = {}
-        for _round in range(2):
-            for name, work in [("litellm alone, plain", bare(False)), ("gateway, plain", gateway(False)),
-                               ("litellm alone, plain, unlogged", bare(False, quiet=True)),
-                               ("litellm alone, 40-chunk stream", bare(True)),
-                               ("gateway, held 40-chunk stream", gateway(True))]:
-                value = cpu_per_call(work, args.calls)
-                rows[name] = min(rows.get(name, value), value)
+        rows = interleaved({"litellm alone, plain": bare(False), "gateway, plain": gateway(False),
+                            "litellm alone, plain, unlogged": bare(False, quiet=True),
+                            "litellm alone, 40-chunk stream": bare(True),
+                            "gateway, held 40-chunk stream": gateway(True)}, args.calls)
 
     report(rows, args.calls)
 
@@ -135,7 +143,7 @@ def report(rows: dict, calls: int) -> None:
     floor_plain, floor_stream = rows["litellm alone, plain"], rows["litellm alone, 40-chunk stream"]
     load = os.getloadavg()
     print(f"\nCPU per call through litellm to a local provider (instant, 40 words), {calls} calls per row, "
-          f"best of two interleaved rounds; 1,000 forbidden words on the configuration; load average "
+          f"the rows taking turns call by call; 1,000 forbidden words on the configuration; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'call':<34}{'CPU ms':>9}{'x bare litellm plain':>22}{'x bare litellm, same call':>27}")
     for name, value in rows.items():

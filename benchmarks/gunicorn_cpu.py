@@ -4,7 +4,8 @@ workers, read from /proc) spent per request, beside its own baseline measured in
 `litellm.completion` of the same call in this process for the gateway, the term matcher alone on the
 same text for the screening. With `--old PATH` (a checkout of an earlier commit, e.g. made by
 `git worktree add /tmp/h-cost-old cadd143`) the same rows are measured against gunicorn started from
-that checkout on the same database, rounds interleaved.
+that checkout on the same database as well, both servers running at once and the requests of each row
+taking turns between them one by one (a second table: the ratio is what it is for).
 
 Run: DATABASE_URL is not needed (a new PostgreSQL database is made and dropped):
     .venv/bin/python benchmarks/gunicorn_cpu.py [--requests 300] [--rounds 2] [--old /tmp/h-cost-old]
@@ -27,6 +28,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -96,7 +98,8 @@ def cpu_per_request(pid: int, send, requests: int) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--requests", type=int, default=300)
-    parser.add_argument("--rounds", type=int, default=2, help="interleaved rounds; each row keeps its lowest")
+    parser.add_argument("--rounds", type=int, default=2,
+                        help="rounds: alone, each row keeps its lowest; side by side (--old), the sum of all")
     parser.add_argument("--old", type=Path, default=None, help="a checkout of an earlier commit to compare")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432")
     parser.add_argument("--cache", default="redis://127.0.0.1:6379/13")
@@ -139,62 +142,110 @@ def main() -> None:
                        "timeout": 10.0, "max_retries": 0, "num_retries": 0}
         matcher = TermMatcher(TERMS)
 
-        def in_process(work, count: int) -> float:
-            for _ in range(20):
-                work()
-            time.sleep(0.2)
-            before = time.process_time()
-            for _ in range(count):
-                work()
-            time.sleep(0.2)
-            return (time.process_time() - before) * 1000 / count
+        requests = [
+            ("gateway, plain", "/openai/v1/chat/completions", {"model": "newsletter", "messages": MESSAGES}, 200),
+            ("gateway, held 40-chunk stream", "/openai/v1/chat/completions",
+             {"model": "newsletter", "messages": MESSAGES, "stream": True}, 200),
+            ("screening, 1,000 forbidden words", "/api/v1/screenings", {"configuration": "newsletter", "text": TEXT},
+             200),
+            ("floor: a JSON 404 (no view)", "/api/v1/no-such-endpoint", {}, 404),
+        ]
+        baselines = {"bare litellm.completion, plain": (lambda: litellm.completion(**bare_kwargs), args.requests),
+                     "term matcher alone, 1,000 words": (lambda: matcher.find(TEXT), args.requests * 10)}
+        absolute, loads = alone(args, env, token, requests, baselines)
+        versus = side_by_side(args, env, token, requests) if args.old else {}
+    report(args, absolute, loads, versus)
 
-        roots = [("this checkout", ROOT)] + ([("old commit", args.old.resolve())] if args.old else [])
-        rows: dict[tuple[str, str], float] = {}
-        loads: dict[tuple[str, str], float] = {}
 
-        def keep(key, value):
-            rows[key] = min(rows.get(key, value), value)
-            loads[key] = os.getloadavg()[0]
+def in_process(work, count: int) -> float:
+    for _ in range(20):
+        work()
+    time.sleep(0.2)
+    before = time.process_time()
+    for _ in range(count):
+        work()
+    time.sleep(0.2)
+    return (time.process_time() - before) * 1000 / count
 
+
+def alone(args, env: dict, token: str, requests: list, baselines: dict) -> tuple[dict, dict]:
+    """This checkout's gunicorn by itself, each row a block of requests after warm ones (a server
+    under steady load), the lowest of the rounds; the baselines in this process between rounds."""
+    rows: dict[str, float] = {}
+    loads: dict[str, float] = {}
+
+    def keep(key, value):
+        rows[key] = min(rows.get(key, value), value)
+        loads[key] = os.getloadavg()[0]
+
+    for _round in range(args.rounds):
+        for name, (work, count) in baselines.items():
+            keep(name, in_process(work, count))
+        server = start_gunicorn(ROOT, env, args.port)
+        post = poster(args.port, token)
+        try:
+            for name, path, body, expect in requests:
+                keep(name, cpu_per_request(server.pid, lambda: post(path, body, expect), args.requests))
+        finally:
+            server.terminate()
+            server.wait(timeout=30)
+    return rows, loads
+
+
+def side_by_side(args, env: dict, token: str, requests: list) -> dict[str, tuple[float, float]]:
+    """(this checkout, the old one) per row, both gunicorns running at once and the requests of a row
+    taking turns between them one by one: a drift in the machine's speed (seen here by 1.5x within
+    minutes) weighs on both alike. Each request meets a worker that another server's request has just
+    left colder, so these figures run higher than the ones of `alone`; their ratio is what they are for."""
+    roots = {"this": ROOT, "old": args.old.resolve()}
+    servers = {label: start_gunicorn(root, env, args.port + 1 + index) for index, (label, root) in enumerate(roots.items())}
+    posts = {label: poster(args.port + 1 + index, token) for index, label in enumerate(roots)}
+    spent = {(label, name): 0.0 for label in roots for name, *_rest in requests}
+    try:
         for _round in range(args.rounds):
-            keep(("baseline", "bare litellm.completion, plain"),
-                 in_process(lambda: litellm.completion(**bare_kwargs), args.requests))
-            keep(("baseline", "term matcher alone, 1,000 words"),
-                 in_process(lambda: matcher.find(TEXT), args.requests * 10))
-            for label, root in (roots if _round % 2 == 0 else roots[::-1]):  # which goes first alternates
-                server = start_gunicorn(root, env, args.port)
-                post = poster(args.port, token)
-                try:
-                    keep((label, "gateway, plain"), cpu_per_request(server.pid, lambda: post(
-                        "/openai/v1/chat/completions", {"model": "newsletter", "messages": MESSAGES}), args.requests))
-                    keep((label, "gateway, held 40-chunk stream"), cpu_per_request(server.pid, lambda: post(
-                        "/openai/v1/chat/completions", {"model": "newsletter", "messages": MESSAGES, "stream": True}),
-                        args.requests))
-                    keep((label, "screening, 1,000 forbidden words"), cpu_per_request(server.pid, lambda: post(
-                        "/api/v1/screenings", {"configuration": "newsletter", "text": TEXT}), args.requests))
-                    keep((label, "floor: a JSON 404 (no view)"), cpu_per_request(server.pid, lambda: post(
-                        "/api/v1/no-such-endpoint", {}, expect=404), args.requests))
-                finally:
-                    server.terminate()
-                    server.wait(timeout=30)
+            for name, path, body, expect in requests:
+                for post in posts.values():  # in pairs at once, so that both workers are warm
+                    with ThreadPoolExecutor(2) as pair:
+                        list(pair.map(lambda _: post(path, body, expect), range(30)))
+                time.sleep(0.3)
+                before = {label: tree_cpu(server.pid) for label, server in servers.items()}
+                for index in range(args.requests):
+                    for label in (list(posts) if index % 2 == 0 else list(posts)[::-1]):
+                        posts[label](path, body, expect)
+                time.sleep(0.3)  # the workers' own after-response work
+                for label, server in servers.items():
+                    spent[(label, name)] += tree_cpu(server.pid) - before[label]
+    finally:
+        for server in servers.values():
+            server.terminate()
+            server.wait(timeout=30)
+    per = args.requests * args.rounds
+    return {name: (spent[("this", name)] * 1000 / per, spent[("old", name)] * 1000 / per)
+            for name, *_rest in requests}
 
-    bare, match = rows[("baseline", "bare litellm.completion, plain")], rows[("baseline", "term matcher alone, 1,000 words")]
-    print(f"\nCPU per request through gunicorn (2 sync workers, master + workers from /proc), {args.requests} requests "
-          f"per row, lowest of {args.rounds} interleaved rounds; PostgreSQL + Redis; {os.cpu_count()} CPUs")
-    print(f"{'where':<15}{'request':<36}{'CPU ms':>9}{'x baseline':>12}{'x old':>8}{'load 1m':>9}")
-    for (label, name), value in rows.items():
+
+def report(args, rows: dict, loads: dict, versus: dict) -> None:
+    bare, match = rows["bare litellm.completion, plain"], rows["term matcher alone, 1,000 words"]
+    print(f"\nCPU per request through gunicorn (2 sync workers, master + workers from /proc), this checkout alone: "
+          f"{args.requests} requests per row after warm ones, lowest of {args.rounds} rounds; PostgreSQL + Redis; "
+          f"{os.cpu_count()} CPUs")
+    print(f"{'request':<36}{'CPU ms':>9}{'x baseline':>12}{'load 1m':>9}")
+    for name, value in rows.items():
         base = match if "screening" in name or "matcher" in name else bare
-        old = rows.get(("old commit", name))
-        versus = f"{value / old:.2f}x" if old and label != "old commit" else "-"
-        print(f"{label:<15}{name:<36}{value:>9.2f}{value / base:>11.2f}x{versus:>8}{loads[(label, name)]:>9.2f}")
-    plain, screening = rows[("this checkout", "gateway, plain")], rows[("this checkout", "screening, 1,000 forbidden words")]
+        print(f"{name:<36}{value:>9.2f}{value / base:>11.2f}x{loads[name]:>9.2f}")
+    plain, screening = rows["gateway, plain"], rows["screening, 1,000 forbidden words"]
     print(f"\nbaselines: bare litellm.completion {bare:.2f} ms (gateway rows), the matcher alone {match:.3f} ms "
           f"(screening row), both in this process")
     print(f"target plain call <= {TARGET_PLAIN_MS:g} ms: {'met' if plain <= TARGET_PLAIN_MS else 'NOT met'} "
           f"({plain:.2f} ms)")
     print(f"target screening <= {TARGET_SCREENING_MS:g} ms: {'met' if screening <= TARGET_SCREENING_MS else 'NOT met'} "
           f"({screening:.2f} ms)")
+    if versus:
+        print(f"\nthis checkout against {args.old}, both running at once, requests taking turns one by one "
+              f"({args.requests} x {args.rounds} per row; higher than above, see side_by_side):")
+        print(f"{'request':<36}{'this ms':>9}{'old ms':>9}{'x old':>8}")
+        for name, (this, old) in versus.items():
+            print(f"{name:<36}{this:>9.2f}{old:>9.2f}{this / old:>7.2f}x")
 
 
 if __name__ == "__main__":
