@@ -137,11 +137,10 @@ def _task_actor(task: Task) -> str:
 
 def record_task_generation(task: Task, body: dict) -> None:
     """A task that became ready (its answer is delivered to the consumer: GET tasks/{id}, callbacks) or blocked."""
-    metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
     values = task_generation(task, body)
     if values is not None:
         _insert(values)
-        metrics.evidence_written(EvidenceRecord.Surface.TASK)
+    counted_task_generation(task, body, written=values is not None)
 
 
 def task_generation(task: Task, body: dict) -> dict | None:
@@ -151,10 +150,12 @@ def task_generation(task: Task, body: dict) -> dict | None:
                    actor=_task_actor(task), task=task)
 
 
-def counted_task_generation(task: Task, body: dict) -> None:
-    """The metrics of a task's record written by insert_after (record_task_generation counts its own)."""
+def counted_task_generation(task: Task, body: dict, *, written: bool = True) -> None:
+    """Count a task's finished run for /metrics, and its record when one was written (here, or by
+    insert_after in the statement that stored the result)."""
     metrics.run_finished(EvidenceRecord.Surface.TASK, task.configuration, body.get("outcome"), body.get("checks"))
-    metrics.evidence_written(EvidenceRecord.Surface.TASK)
+    if written:
+        metrics.evidence_written(EvidenceRecord.Surface.TASK)
 
 
 def record_review(task: Task) -> None:

@@ -3,14 +3,7 @@
 import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgreSQLDatabaseWrapper
-from django.db.backends.postgresql.psycopg_any import is_psycopg3
-
-if is_psycopg3:
-    from psycopg.pq import TransactionStatus
-
-    IDLE = TransactionStatus.IDLE
-else:  # psycopg2: the same libpq status, as a plain number
-    from psycopg2.extensions import TRANSACTION_STATUS_IDLE as IDLE
+from psycopg.pq import TransactionStatus
 
 
 def nothing_to_read(fd: int) -> bool:
@@ -44,7 +37,7 @@ class DatabaseWrapper(PostgreSQLDatabaseWrapper):
 
     def _idle_and_quiet(self) -> bool:
         try:
-            return (self.connection.info.transaction_status == IDLE
+            return (self.connection.info.transaction_status == TransactionStatus.IDLE
                     and nothing_to_read(self.connection.fileno()))
         except Exception:  # a closed or odd connection: never a reason to skip the check
             return False
