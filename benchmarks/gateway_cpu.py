@@ -17,7 +17,8 @@ on all alike. Every figure is printed as a ratio against its own baseline measur
 `litellm.completion` for the same call. Targets (issue 30): a plain gateway call <= 1.3x bare litellm,
 a held 40-chunk stream <= 1.3x a plain gateway call (a held stream asks for the whole answer). The row
 "unlogged" is the bare call in the context Gavel calls litellm in (judging.llm.loader.unlogged: no
-success-logging job for litellm's thread pool), so Gavel's own code is the gateway minus that row.
+success-logging job for litellm's thread pool; price_unread: no pricing of an answer whose price Gavel
+does not read, here a model litellm's map does not know), so Gavel's own code is the gateway minus that row.
 """
 from __future__ import annotations
 
@@ -82,7 +83,8 @@ def main() -> None:
     setup_django("gavel-gateway-cpu-", postgres=args.postgres)
     os.environ["BENCH_API_KEY"] = "bench-key"
     from governance.models import Configuration, Provider
-    from judging.llm.loader import _litellm, unlogged
+    from judging.llm import ModelTarget
+    from judging.llm.loader import _litellm, price_unread, unlogged
     from termlists.models import TermList
 
     with provider_in_another_process({"text": ANSWER}) as base_url:
@@ -96,8 +98,8 @@ def main() -> None:
 
         def bare(stream: bool, quiet: bool = False):
             def call():
-                if quiet:
-                    with unlogged():
+                if quiet:  # as Gavel asks: its target is the configuration's, without prices
+                    with unlogged(), price_unread(ModelTarget(route="openai", model="writer", api_base=base_url)):
                         return plain_call()
                 return plain_call()
 
@@ -152,7 +154,7 @@ def report(rows: dict, calls: int) -> None:
     quiet = rows["litellm alone, plain, unlogged"]
     print(f"\nGavel's own share (gateway minus litellm alone): plain {plain - floor_plain:.2f} ms, "
           f"held stream {stream - floor_plain:.2f} ms over a plain litellm call; Gavel asks litellm as the "
-          f"'unlogged' row does (no success-logging job), so its own code costs {plain - quiet:.2f} ms a plain call")
+          f"'unlogged' row does (no success-logging job, no unread price), so its own code costs {plain - quiet:.2f} ms a plain call")
     print(f"target plain call <= {TARGET_PLAIN_RATIO}x bare litellm: "
           f"{'met' if plain <= TARGET_PLAIN_RATIO * floor_plain else 'NOT met'} ({plain / floor_plain:.2f}x)")
     print(f"target held stream <= {TARGET_STREAM_RATIO}x a plain gateway call: "

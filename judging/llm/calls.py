@@ -16,7 +16,7 @@ from typing import Any
 
 from judging import demo_model
 from judging.llm.errors import UnsupportedParameters
-from judging.llm.loader import _ensure_model_known, _litellm, unlogged
+from judging.llm.loader import _ensure_model_known, _litellm, price_unread, unlogged
 from judging.llm.targets import (
     NO_KEY, DecisionReply, ModelReply, ModelTarget, _failure, _require_key, _tool_call_of,
     clean_text, model_string,
@@ -155,7 +155,7 @@ def complete(
                           client_parameters)
     started = time.monotonic()
     try:
-        with unlogged():
+        with unlogged(), price_unread(target):
             response = litellm.completion(**kwargs)
     except Exception as error:  # every failure leaves here as a ProviderError
         raise _failure(error, target) from error
@@ -213,7 +213,7 @@ def decide(
         kwargs["api_base"] = target.api_base
     started = time.monotonic()
     try:
-        with unlogged():
+        with unlogged(), price_unread(target):
             response = litellm.systemone(**kwargs)
     except Exception as error:
         raise _failure(error, target) from error

@@ -4,6 +4,7 @@ Django start-up; ``preload`` warms it up for a Celery worker."""
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import logging
 import os
 import threading
@@ -15,6 +16,12 @@ logger = logging.getLogger("gavel.llm")
 _load_lock = threading.Lock()
 _loaded: Any = None
 _known_models: set[str] = set()
+# Models Gavel put into litellm's price map itself, without prices: litellm prices their answers at 0.
+_unpriced_models: set[str] = set()
+# Set while litellm answers a call whose price Gavel does not read from it (see `price_unread`).
+_price_unread = contextvars.ContextVar("gavel_price_unread", default=False)
+# litellm's own calculator, kept by `_skip_unread_prices` (None until litellm is loaded).
+_litellm_calculator: Any = None
 
 
 def _litellm() -> Any:
@@ -38,6 +45,7 @@ def _litellm() -> Any:
             litellm.disable_streaming_logging = True
             if "telemetry" in vars(litellm):
                 litellm.telemetry = False
+            _skip_unread_prices()
             _loaded = litellm
     return _loaded
 
@@ -55,6 +63,57 @@ def unlogged():
     except ImportError:  # pragma: no cover - another litellm: its logging runs, nothing else changes
         return contextlib.nullcontext()
     return internal_sub_call()
+
+
+def _skip_unread_prices() -> bool:
+    """Let litellm skip pricing an answer nobody reads the price of.
+
+    litellm prices every answer as it returns it (`Logging.response_cost_calculator`, from
+    `set_hidden_params`): for a model it does not know that is model-map lookups, a zero-cost
+    diagnostic and a warning check, about 1.4 ms of CPU a call here, a fifth of litellm's whole call.
+    Gavel reads that price only for a target without prices of its own whose model litellm's map
+    prices (`usage._cost`). Any other call of Gavel's runs inside `price_unread`, where the calculator
+    answers None at once, as it does for a stream. Calls made outside it, and Gavel's calls to priced
+    models, are priced as before. litellm is pinned exactly; tests/judging/test_llm.py fails if a
+    version renames the method (then nothing is skipped and nothing else changes)."""
+    global _litellm_calculator
+    try:
+        from litellm.litellm_core_utils.litellm_logging import Logging
+    except ImportError:  # pragma: no cover - another litellm: every answer is priced, as before
+        return False
+    current = getattr(Logging, "response_cost_calculator", None)
+    if current is None or getattr(current, "gavel_skips_unread", False):
+        return current is not None
+    _litellm_calculator = current
+
+    def response_cost_calculator(self, *args, **kwargs):
+        if _price_unread.get():
+            return None
+        return _litellm_calculator(self, *args, **kwargs)
+
+    response_cost_calculator.gavel_skips_unread = True
+    response_cost_calculator.__doc__ = current.__doc__
+    Logging.response_cost_calculator = response_cost_calculator
+    return True
+
+
+def price_read(target: ModelTarget) -> bool:
+    """Whether Gavel reads litellm's price of this target's answers: only when the target has no
+    prices of its own and litellm's map may price its model (not one Gavel entered without prices)."""
+    if target.price_in_per_mtok is not None or target.price_out_per_mtok is not None:
+        return False
+    return model_string(target) not in _unpriced_models
+
+
+@contextlib.contextmanager
+def price_unread(target: ModelTarget):
+    """The context of one of Gavel's calls to `target`: litellm skips pricing the answer when Gavel
+    will not read that price (`price_read`)."""
+    token = _price_unread.set(not price_read(target))
+    try:
+        yield
+    finally:
+        _price_unread.reset(token)
 
 
 def preload() -> None:
@@ -85,4 +144,5 @@ def _ensure_model_known(litellm: Any, target: ModelTarget, mode: str) -> None:
         cost_map = litellm.model_cost
         if key not in cost_map and target.model not in cost_map:
             cost_map[key] = {"litellm_provider": target.route, "mode": mode}
+            _unpriced_models.add(key)
         _known_models.add(key)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from judging.llm.loader import _litellm
+from judging.llm.loader import _litellm, price_read
 from judging.llm.targets import ModelTarget, _get, model_string
 
 def token_count(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
@@ -76,6 +76,8 @@ def _cost(litellm: Any, target: ModelTarget, usage: Mapping[str, int], *, respon
             usage.get("prompt_tokens", 0) * (target.price_in_per_mtok or 0.0)
             + usage.get("completion_tokens", 0) * (target.price_out_per_mtok or 0.0)
         ) / 1_000_000
+    if not price_read(target):
+        return 0.0  # a model Gavel entered into litellm's map without prices: litellm would say 0 too
     try:
         hidden = getattr(response, "_hidden_params", None) or {}
         known = hidden.get("response_cost") if isinstance(hidden, Mapping) else None

@@ -493,6 +493,58 @@ def test_litellm_always_reads_its_local_price_map_whatever_the_environment_says(
     assert result.stdout.split() == ["True", "true"]
 
 
+@pytest.fixture
+def litellm_pricings(monkeypatch):
+    """The models litellm's own price calculator ran for (loader keeps it behind its skip)."""
+    loader._litellm()
+    priced = []
+    original = loader._litellm_calculator
+    assert original is not None, "litellm's Logging.response_cost_calculator was not found: nothing is skipped"
+
+    def counting(self, *args, **kwargs):
+        priced.append(kwargs.get("litellm_model_name") or getattr(self, "model", None))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(loader, "_litellm_calculator", counting)
+    return priced
+
+
+def test_litellm_does_not_price_an_answer_gavel_prices_itself_or_knows_to_be_unpriced(provider_server,
+                                                                                      litellm_pricings):
+    from litellm.litellm_core_utils.litellm_logging import Logging
+
+    assert getattr(Logging.response_cost_calculator, "gavel_skips_unread", False)
+    provider_server.script([{"text": "Hi.", "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}}] * 3)
+
+    own_prices = llm.complete(target(provider_server), MESSAGES)
+    unpriced = llm.complete(target(provider_server, model="nobody-prices-this-2", price_in_per_mtok=None,
+                                   price_out_per_mtok=None), MESSAGES)
+    assert litellm_pricings == []  # neither price would be read
+    assert own_prices.cost == pytest.approx(2.0) and unpriced.cost == 0.0
+
+    mapped = llm.complete(target(provider_server, model="gpt-4o", price_in_per_mtok=None, price_out_per_mtok=None),
+                          MESSAGES)
+    assert len(litellm_pricings) == 1 and mapped.cost > 0  # the map's price is read: litellm still prices it
+
+
+def test_a_call_made_outside_gavels_is_still_priced_by_litellm(provider_server, litellm_pricings):
+    provider_server.script([{"text": "Hi.", "usage": {"prompt_tokens": 1_000_000, "completion_tokens": 0}}] * 2)
+    llm.complete(target(provider_server, model="gpt-4o-mini"), MESSAGES)  # own prices: skipped
+    assert litellm_pricings == []
+
+    response = loader._litellm().completion(model="openai/gpt-4o-mini", messages=MESSAGES, api_key=DUMMY_KEY,
+                                            api_base=provider_server.base_url, timeout=5.0, max_retries=0)
+    assert len(litellm_pricings) == 1
+    assert response._hidden_params["response_cost"] > 0
+
+
+def test_a_failed_call_leaves_no_skip_behind(provider_server, litellm_pricings):
+    provider_server.script([{"status": 500, "body": {"error": {"message": "down"}}}])
+    with pytest.raises(ProviderError):
+        llm.complete(target(provider_server), MESSAGES)
+    assert loader._price_unread.get() is False
+
+
 def test_gavels_calls_skip_litellms_success_logging_job_and_keep_their_price(provider_server, monkeypatch):
     """Gavel installs no litellm callbacks, so its calls run in litellm's context for calls logged
     elsewhere (loader.unlogged): no job goes to litellm's logging pool. A bare call still sends one,
