@@ -8,6 +8,8 @@ the same condition, the same one commit.
 """
 from __future__ import annotations
 
+import contextlib
+
 from django.db import connections, transaction
 from django.db.models.sql import UpdateQuery
 
@@ -98,7 +100,6 @@ def finish_with_record(rows, changes: dict, record: dict) -> bool:
     query.add_update_values(changes)
     query.clear_select_clause()
     sql, params = query.get_compiler(rows.db).as_sql()
-    if not _connection().in_atomic_block:
-        return records.insert_after(f"{sql} RETURNING 1", list(params), record) == 1
-    with transaction.atomic():  # inside a caller's transaction, a savepoint: a refused statement leaves it usable
+    # Inside a caller's transaction, a savepoint: a refused statement leaves that transaction usable.
+    with transaction.atomic() if _connection().in_atomic_block else contextlib.nullcontext():
         return records.insert_after(f"{sql} RETURNING 1", list(params), record) == 1

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import logging
 import os
 import threading
@@ -65,7 +66,7 @@ def unlogged():
     return internal_sub_call()
 
 
-def _skip_unread_prices() -> bool:
+def _skip_unread_prices() -> None:
     """Let litellm skip pricing an answer nobody reads the price of.
 
     litellm prices every answer as it returns it (`Logging.response_cost_calculator`, from
@@ -80,21 +81,20 @@ def _skip_unread_prices() -> bool:
     try:
         from litellm.litellm_core_utils.litellm_logging import Logging
     except ImportError:  # pragma: no cover - another litellm: every answer is priced, as before
-        return False
+        return
     current = getattr(Logging, "response_cost_calculator", None)
     if current is None or getattr(current, "gavel_skips_unread", False):
-        return current is not None
+        return
     _litellm_calculator = current
 
+    @functools.wraps(current)
     def response_cost_calculator(self, *args, **kwargs):
         if _price_unread.get():
             return None
         return _litellm_calculator(self, *args, **kwargs)
 
     response_cost_calculator.gavel_skips_unread = True
-    response_cost_calculator.__doc__ = current.__doc__
     Logging.response_cost_calculator = response_cost_calculator
-    return True
 
 
 def price_read(target: ModelTarget) -> bool:
