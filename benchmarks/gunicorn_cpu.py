@@ -16,7 +16,8 @@ server in a process of its own (answering 40 words at once). Requests are sent o
 client thread (a sync worker serves one at a time anyway); CPU is total over N requests divided by N,
 the database's and Redis's own CPU not included. Targets: plain call <= 8 ms, screening <= 1.5 ms. The
 floor row is a POST to an unknown JSON path (a 404 from Django, no view): what gunicorn, Django's
-handler and the middleware cost any request.
+handler and the middleware cost any request. The round-trip rows are one PostgreSQL statement and one
+Redis command from this process: with the floor they give the least a screening could cost here.
 """
 from __future__ import annotations
 
@@ -40,6 +41,10 @@ from benchmarks.load import TERMS, TEXT  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 TARGET_PLAIN_MS, TARGET_SCREENING_MS = 8.0, 1.5
+# A screening's least: what any JSON request costs (the 404 row) and its three round trips, each one this
+# process's CPU for the same kind of statement: the token's SELECT, the throttle's Redis call, the
+# evidence record's INSERT (docs/operations.md, "What a round trip costs here").
+ROUND_TRIP_PG, ROUND_TRIP_REDIS = "a PostgreSQL round trip (SELECT 1)", "a Redis round trip (GET)"
 
 
 def tree_cpu(pid: int) -> float:
@@ -85,8 +90,10 @@ def poster(port: int, token: str):
 
 
 def cpu_per_request(pid: int, send, requests: int) -> float:
-    for _ in range(30):
-        send()
+    # Warm requests in pairs at once, so that both workers take some: a worker that took none would
+    # load litellm (seconds of CPU) inside the timed requests.
+    with ThreadPoolExecutor(2) as pair:
+        list(pair.map(lambda _: send(), range(30)))
     time.sleep(0.3)
     before = tree_cpu(pid)
     for _ in range(requests):
@@ -150,8 +157,16 @@ def main() -> None:
              200),
             ("floor: a JSON 404 (no view)", "/api/v1/no-such-endpoint", {}, 404),
         ]
+        import psycopg
+        import redis
+
+        database = psycopg.connect(os.environ["DATABASE_URL"].replace("postgres://", "postgresql://", 1),
+                                   autocommit=True)
+        cache = redis.Redis.from_url(args.cache)
         baselines = {"bare litellm.completion, plain": (lambda: litellm.completion(**bare_kwargs), args.requests),
-                     "term matcher alone, 1,000 words": (lambda: matcher.find(TEXT), args.requests * 10)}
+                     "term matcher alone, 1,000 words": (lambda: matcher.find(TEXT), args.requests * 10),
+                     ROUND_TRIP_PG: (lambda: database.execute("SELECT 1").fetchone(), args.requests * 5),
+                     ROUND_TRIP_REDIS: (lambda: cache.get("gavel-benchmark-nothing"), args.requests * 5)}
         absolute, loads = alone(args, env, token, requests, baselines)
         versus = side_by_side(args, env, token, requests) if args.old else {}
     report(args, absolute, loads, versus)
@@ -231,8 +246,15 @@ def report(args, rows: dict, loads: dict, versus: dict) -> None:
           f"{os.cpu_count()} CPUs")
     print(f"{'request':<36}{'CPU ms':>9}{'x baseline':>12}{'load 1m':>9}")
     for name, value in rows.items():
+        if "round trip" in name:
+            continue
         base = match if "screening" in name or "matcher" in name else bare
         print(f"{name:<36}{value:>9.2f}{value / base:>11.2f}x{loads[name]:>9.2f}")
+    pg, cache = rows[ROUND_TRIP_PG], rows[ROUND_TRIP_REDIS]
+    least = rows["floor: a JSON 404 (no view)"] + 2 * pg + cache
+    print(f"\nround trips, this process's CPU: {ROUND_TRIP_PG} {pg:.3f} ms, {ROUND_TRIP_REDIS} {cache:.3f} ms; a "
+          f"screening's least (the JSON 404 and its three round trips: token, throttle, evidence) {least:.2f} ms, "
+          f"{rows['screening, 1,000 forbidden words'] / least:.2f}x of it")
     plain, screening = rows["gateway, plain"], rows["screening, 1,000 forbidden words"]
     print(f"\nbaselines: bare litellm.completion {bare:.2f} ms (gateway rows), the matcher alone {match:.3f} ms "
           f"(screening row), both in this process")
