@@ -88,9 +88,9 @@ def main() -> None:
     setup_django("gavel-gateway-cpu-", postgres=args.postgres)
     os.environ["BENCH_API_KEY"] = "bench-key"
     from governance.models import Configuration, Provider
+    from governance.thread_stack import run_on_deep_stack
     from judging.llm import ModelTarget
     from judging.llm.loader import _litellm, price_unread, unlogged
-    from governance.thread_stack import run_on_deep_stack
     from termlists.models import TermList
 
     with provider_in_another_process({"text": ANSWER}) as base_url:

@@ -43,7 +43,7 @@ TICKS = os.sysconf("SC_CLK_TCK")
 TARGET_PLAIN_MS, TARGET_SCREENING_MS = 8.0, 1.5
 # A screening's least: what any JSON request costs (the 404 row) and its three round trips, each one this
 # process's CPU for the same kind of statement: the token's SELECT, the throttle's Redis call, the
-# evidence record's INSERT (docs/operations.md, "What a round trip costs here").
+# evidence record's INSERT (docs/operations.md, "The fifth round").
 ROUND_TRIP_PG, ROUND_TRIP_REDIS = "a PostgreSQL round trip (SELECT 1)", "a Redis round trip (GET)"
 
 
