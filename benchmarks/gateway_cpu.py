@@ -5,7 +5,8 @@ same call — the floor under any gateway built on it.
 Run: .venv/bin/python benchmarks/gateway_cpu.py [--calls N] [--postgres URL] [--shallow]   (about a minute)
      .venv/bin/python benchmarks/gateway_cpu.py --metrics-overhead [--calls N] [--rounds R]
        (the separate section `metrics_overhead` below: CPU per plain call with metrics on against the
-       same calls with the instruments turned into no-ops, tracing off in both; and the evidence insert)
+       same calls with the instruments turned into no-ops, tracing off in both; and the evidence insert;
+       on the script's own stack, both sides alike)
 
 Real parts: Django's handler (test client) on a new PostgreSQL database, the consumer's token, a
 configuration with a term list of 1,000 forbidden words (so a stream is held until screened), litellm

@@ -17,7 +17,8 @@ client thread (a sync worker serves one at a time anyway); CPU is total over N r
 the database's and Redis's own CPU not included. Targets: plain call <= 8 ms, screening <= 1.5 ms. The
 floor row is a POST to an unknown JSON path (a 404 from Django, no view): what gunicorn, Django's
 handler and the middleware cost any request. The round-trip rows are one PostgreSQL statement and one
-Redis command from this process: with the floor they give the least a screening could cost here.
+Redis command from this process: with the floor they give an estimate of the least a screening could
+cost here. gunicorn reads the project's gunicorn.conf.py (started from the project's folder).
 """
 from __future__ import annotations
 
@@ -41,9 +42,10 @@ from benchmarks.load import TERMS, TEXT  # noqa: E402
 
 TICKS = os.sysconf("SC_CLK_TCK")
 TARGET_PLAIN_MS, TARGET_SCREENING_MS = 8.0, 1.5
-# A screening's least: what any JSON request costs (the 404 row) and its three round trips, each one this
-# process's CPU for the same kind of statement: the token's SELECT, the throttle's Redis call, the
-# evidence record's INSERT (docs/operations.md, "The fifth round").
+# An estimate of a screening's least: what any JSON request costs gunicorn's processes (the 404 row) and
+# its three round trips, each timed as this process's CPU for the simplest statement of its kind: the
+# token's SELECT, the throttle's Redis call, the evidence record's INSERT (docs/operations.md, "The fifth
+# round"). An estimate, not a bound: the round trips are timed here, not in a worker.
 ROUND_TRIP_PG, ROUND_TRIP_REDIS = "a PostgreSQL round trip (SELECT 1)", "a Redis round trip (GET)"
 
 

@@ -1,7 +1,6 @@
 """A gunicorn worker serves beneath one deep frame (governance/thread_stack.py, gunicorn.conf.py): a
 call that dips back and forth across the edge of CPython's 16 KiB frame chunks maps fresh memory each
 time on a shallow stack, and none beneath the deep frame."""
-import importlib.util
 import resource
 import threading
 from pathlib import Path
@@ -11,6 +10,8 @@ import pytest
 from governance.thread_stack import on_deep_stack, run_on_deep_stack
 
 ROOT = Path(__file__).resolve().parents[2]
+per_thread_faults = pytest.mark.skipif(not hasattr(resource, "RUSAGE_THREAD"),
+                                       reason="a thread's own page faults are counted on Linux only")
 
 
 def dip(depth: int) -> int:
@@ -26,9 +27,20 @@ def page_faults_of(work) -> int:
     return resource.getrusage(resource.RUSAGE_THREAD).ru_minflt - before
 
 
-def dips(times: int = 2000, depth: int = 300):
+def dips(times: int = 2000, depth: int = 300, down=dip):
     for _ in range(times):
-        dip(depth)  # 300 frames: about 30 KB of frames, past the edge of at least one 16 KiB chunk
+        down(depth)  # dip: 300 frames, about 30 KB, past the edge of at least one 16 KiB chunk
+
+
+def _wide():
+    """A function with a frame of 40 locals (about 440 bytes)."""
+    body = "".join(f"    v{i} = depth + {i}\n" for i in range(40))
+    namespace = {}
+    exec(f"def wide(depth):\n{body}    return wide(depth - 1) + v0 - v1 + 1 if depth else 0\n", namespace)
+    return namespace["wide"]
+
+
+wide = _wide()
 
 
 def in_a_thread(work):
@@ -40,6 +52,7 @@ def in_a_thread(work):
     return results[0]
 
 
+@per_thread_faults
 def test_a_deep_call_maps_no_frame_memory_beneath_the_deep_frame():
     shallow = in_a_thread(lambda: page_faults_of(dips))
     deep = in_a_thread(lambda: run_on_deep_stack(page_faults_of, dips))
@@ -48,6 +61,16 @@ def test_a_deep_call_maps_no_frame_memory_beneath_the_deep_frame():
     # chunks at once, the first assertion fails and the deep frame is no longer needed.
     assert shallow >= 4000, shallow
     assert deep < shallow / 20, (deep, shallow)
+
+
+@per_thread_faults
+def test_the_deep_frame_leaves_room_for_about_100_kb_of_frames_above_it():
+    # 250 frames of 40 locals each, over 100 KB: a request deeper than any seen (strace found no
+    # mapping left in gunicorn's requests) still stays inside the big frame's chunk.
+    shallow = in_a_thread(lambda: page_faults_of(lambda: dips(depth=250, down=wide)))
+    deep = in_a_thread(lambda: run_on_deep_stack(page_faults_of, lambda: dips(depth=250, down=wide)))
+    assert shallow >= 20000, shallow
+    assert deep < 200, deep  # only the first dip's pages
 
 
 def test_the_work_gets_its_arguments_and_its_result_and_errors_come_through():
@@ -65,16 +88,51 @@ def test_inside_a_deep_stack_the_work_runs_at_once():
     assert run_on_deep_stack(nested) is True
 
 
-def test_gunicorn_settings_run_the_worker_loop_beneath_the_deep_frame():
-    spec = importlib.util.spec_from_file_location("gunicorn_settings", ROOT / "gunicorn.conf.py")
-    settings = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(settings)
+def gunicorn_settings():
+    """gunicorn's settings as gunicorn loads them from the project's gunicorn.conf.py."""
+    from gunicorn.app.base import Application
+    from gunicorn.config import Config
 
-    class Worker:
-        def run(self):
-            return on_deep_stack()
+    class Settings(Application):
+        def __init__(self):  # no command line to parse
+            self.cfg = Config()
 
-    worker = Worker()
-    settings.post_worker_init(worker)
+    settings = Settings()
+    assert settings.cfg.config == "./gunicorn.conf.py"  # what gunicorn reads from the folder it starts in
+    settings.load_config_from_file(str(ROOT / "gunicorn.conf.py"))
+    return settings.cfg
+
+
+class QuietLog:
+    def __init__(self):
+        self.lines = []
+
+    def info(self, message, *args):
+        self.lines.append(message % args)
+
+
+def a_worker(worker_class):
+    """A worker of `worker_class` as post_worker_init sees it, its loop replaced by a probe."""
+    worker = worker_class.__new__(worker_class)
+    worker.pid, worker.log = 4242, QuietLog()
+    worker.run = on_deep_stack
+    return worker
+
+
+def test_gunicorn_runs_a_sync_worker_loop_beneath_the_deep_frame():
+    from gunicorn.workers.sync import SyncWorker
+
+    worker = a_worker(SyncWorker)
+    gunicorn_settings().post_worker_init(worker)
     assert worker.run() is True
     assert not on_deep_stack()
+    assert worker.log.lines == ["worker 4242 serves beneath a deep frame (gunicorn.conf.py)"]
+
+
+def test_gunicorn_leaves_a_threaded_worker_as_it_is():
+    from gunicorn.workers.gthread import ThreadWorker
+
+    worker = a_worker(ThreadWorker)
+    gunicorn_settings().post_worker_init(worker)
+    assert worker.run() is False
+    assert worker.log.lines == ["worker 4242 (ThreadWorker) serves on its own stack (gunicorn.conf.py)"]
