@@ -254,8 +254,8 @@ def report(args, rows: dict, loads: dict, versus: dict) -> None:
         print(f"{name:<36}{value:>9.2f}{value / base:>11.2f}x{loads[name]:>9.2f}")
     pg, cache = rows[ROUND_TRIP_PG], rows[ROUND_TRIP_REDIS]
     least = rows["floor: a JSON 404 (no view)"] + 2 * pg + cache
-    print(f"\nround trips, this process's CPU: {ROUND_TRIP_PG} {pg:.3f} ms, {ROUND_TRIP_REDIS} {cache:.3f} ms; a "
-          f"screening's least (the JSON 404 and its three round trips: token, throttle, evidence) {least:.2f} ms, "
+    print(f"\nround trips, this process's CPU: {ROUND_TRIP_PG} {pg:.3f} ms, {ROUND_TRIP_REDIS} {cache:.3f} ms; an "
+          f"estimate of a screening's least (the JSON 404 and its three round trips: token, throttle, evidence) {least:.2f} ms, "
           f"{rows['screening, 1,000 forbidden words'] / least:.2f}x of it")
     plain, screening = rows["gateway, plain"], rows["screening, 1,000 forbidden words"]
     print(f"\nbaselines: bare litellm.completion {bare:.2f} ms (gateway rows), the matcher alone {match:.3f} ms "

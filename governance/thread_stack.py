@@ -56,7 +56,7 @@ _beneath = _frame_of(SLOTS)
 def run_on_deep_stack(work: Callable[..., T], *args: Any, **kwargs: Any) -> T:
     """Return `work(*args, **kwargs)`, run beneath the big frame; at once if this thread is already
     beneath one."""
-    if getattr(_thread, "deep", False):
+    if on_deep_stack():
         return work(*args, **kwargs)
     _thread.deep = True
     try:
