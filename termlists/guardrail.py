@@ -136,7 +136,7 @@ def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
                 if hits and not found:
                     _point_at(screening, finding, hits[0], index, path, prepared.text)
                 found.update(hits)
-            finding.forbidden = [term for term in matcher.terms if term in found]
+            finding.forbidden = matcher.in_list_order(found)  # never a walk over the whole list
         required = item.compiled.required
         if item.required_apply and len(required):
             if required_text is _UNREAD:

@@ -384,6 +384,7 @@ class TermMatcher:
     def __init__(self, terms: str | Iterable[str]):
         # A bare string is the list's text, not an iterable of one-character terms.
         self.terms: tuple[str, ...] = tuple(parse_terms(terms))
+        self._position = {term: index for index, term in enumerate(self.terms)}
         # key -> [plain term index, starred term index]; "Kunde" and "Kunde*" share a key.
         slots: dict[str, list[int | None]] = {}
         errors = []
@@ -425,6 +426,11 @@ class TermMatcher:
             if reader is not None:
                 self._scan(reader, found)
         return [self.terms[index] for index in sorted(found)]
+
+    def in_list_order(self, terms) -> list[str]:
+        """The given terms of this list in list order: as cheap for a list of 100,000 terms as of 10."""
+        position = self._position
+        return sorted(terms, key=position.__getitem__)
 
     def _scan(self, padded: str, found: set[int]) -> None:
         # This loop runs once per automaton hit, most of them inside longer words, so it does the

@@ -456,3 +456,13 @@ def test_white_space_runs_collapse_alike_on_fast_and_slow_path(text):
             expected.append(" " if space else char)
         previous_space = space
     assert _collapse_ws(text) == "".join(expected)
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_found_terms_come_back_in_list_order(data):
+    # The guardrail orders what several places found by the list, without walking the whole list.
+    text, text_words = data.draw(texts_with_words(), label="text")
+    matcher = TermMatcher(data.draw(term_lists(text, text_words), label="terms"))
+    found = data.draw(st.sets(st.sampled_from(matcher.terms)) if matcher.terms else st.just(set()), label="found")
+    assert matcher.in_list_order(found) == [term for term in matcher.terms if term in found]
