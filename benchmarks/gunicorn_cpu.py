@@ -63,9 +63,9 @@ def tree_cpu(pid: int) -> float:
     return total
 
 
-def start_gunicorn(root: Path, env: dict, port: int) -> subprocess.Popen:
+def start_gunicorn(root: Path, env: dict, port: int, app: str = "governance.wsgi:application") -> subprocess.Popen:
     process = subprocess.Popen(
-        [sys.executable, "-m", "gunicorn", "governance.wsgi:application", "-w", "2", "-b", f"127.0.0.1:{port}",
+        [sys.executable, "-m", "gunicorn", app, "-w", "2", "-b", f"127.0.0.1:{port}",
          "--timeout", "60"], cwd=root, env={**env, "PYTHONPATH": str(root)},
         stdout=open(f"/tmp/gunicorn-cpu-{port}.log", "w"), stderr=subprocess.STDOUT)
     for _ in range(400):
@@ -76,6 +76,41 @@ def start_gunicorn(root: Path, env: dict, port: int) -> subprocess.Popen:
             time.sleep(0.05)
     process.kill()
     sys.exit(f"gunicorn from {root} did not start; see /tmp/gunicorn-cpu-{port}.log")
+
+
+def django_on_new_database(postgres: str, cache: str, prefix: str, **env: str) -> None:
+    """Django on a new PostgreSQL database of the server `postgres` (dropped at exit), migrated, with
+    Gavel's settings as a deployment runs them (no GAVEL_TESTING) and Redis at `cache`; `env` on top."""
+    os.environ["DATABASE_URL"] = new_postgres_database(postgres.rstrip("/"), prefix)
+    os.environ.update({"CACHE_URL": cache, "DJANGO_SETTINGS_MODULE": "governance.settings",
+                       "SECRET_KEY": prefix + "benchmark-" + "k" * 40, "ALLOWED_HOSTS": "127.0.0.1",
+                       "DEBUG": "0", **env})
+    os.environ.pop("GAVEL_TESTING", None)
+    import django
+
+    django.setup()
+    from django.core.management import call_command
+
+    call_command("migrate", verbosity=0)
+
+
+def newsletter_consumer(provider, terms: list[str]) -> str:
+    """The configuration `newsletter` of `provider` with one list of the forbidden `terms`, and a consumer
+    granted it (throttled far above any benchmark's rate); returns the consumer's token. Connections are
+    closed after, so that none is carried into a forked server."""
+    from django.db import connections
+
+    from governance.models import Configuration, Consumer
+    from termlists.models import TermList
+
+    configuration = Configuration.objects.create(identifier="newsletter", provider=provider, model="writer")
+    TermList.objects.create(name="forbidden", forbidden="\n".join(terms)).configurations.add(configuration)
+    consumer = Consumer(name="bench", throttle_rate="1000000/min")
+    token = consumer.issue_token()
+    consumer.save()
+    consumer.configurations.set([configuration])
+    connections.close_all()
+    return token
 
 
 def poster(port: int, token: str):
@@ -115,36 +150,17 @@ def main() -> None:
     parser.add_argument("--port", type=int, default=18510)
     args = parser.parse_args()
 
-    os.environ["DATABASE_URL"] = new_postgres_database(args.postgres.rstrip("/"), "gavel-gunicorn-cpu-")
-    os.environ.update({"CACHE_URL": args.cache, "DJANGO_SETTINGS_MODULE": "governance.settings",
-                       "SECRET_KEY": "gunicorn-cpu-benchmark-" + "k" * 40, "ALLOWED_HOSTS": "127.0.0.1",
-                       "LOG_LEVEL": "WARNING", "BENCH_API_KEY": "bench-key", "DEBUG": "0"})
-    os.environ.pop("GAVEL_TESTING", None)
-    import django
-
-    django.setup()
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    from governance.models import Configuration, Consumer, Provider
+    django_on_new_database(args.postgres, args.cache, "gavel-gunicorn-cpu-", LOG_LEVEL="WARNING",
+                           BENCH_API_KEY="bench-key")
+    from governance.models import Provider
     from judging.llm.loader import _litellm
     from termlists.matcher import TermMatcher
-    from termlists.models import TermList
 
     env = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"}
     with provider_in_another_process({"text": ANSWER}) as base_url:
         provider = Provider.objects.create(name="local", route="openai", api_base=base_url,
                                            api_key_env="BENCH_API_KEY", trust_zone="local", timeout=10)
-        configuration = Configuration.objects.create(identifier="newsletter", provider=provider, model="writer")
-        terms = TermList.objects.create(name="forbidden", forbidden="\n".join(TERMS))
-        terms.configurations.add(configuration)
-        consumer = Consumer(name="bench", throttle_rate="1000000/min")
-        token = consumer.issue_token()
-        consumer.save()
-        consumer.configurations.set([configuration])
-        from django.db import connections
-
-        connections.close_all()
+        token = newsletter_consumer(provider, TERMS)
 
         litellm = _litellm()
         bare_kwargs = {"model": "openai/writer", "messages": MESSAGES, "api_key": "bench-key", "api_base": base_url,
