@@ -6,6 +6,8 @@ stack around it, for measuring only. Never served by Gavel.
   and the response headers are Gavel's own functions, as the API view calls them.
 - POST /bench/no-handler/screenings: the same work in a bare WSGI function, before Django's handler and
   its middleware (request id, tracing, security headers, sessions, CSRF, locale, the JSON error guard).
+- POST /bench/nothing: a 404 from a bare WSGI function that reads the body and answers `{}`: gunicorn's
+  own part of any request.
 
 Both take only a well-formed request from a known consumer; anything else is a 500 the benchmark stops on.
 """
@@ -66,6 +68,10 @@ settings.ROOT_URLCONF = __name__
 
 
 def application(environ, start_response):
+    if environ.get("PATH_INFO") == "/bench/nothing":  # what gunicorn costs a request with nothing to do
+        environ["wsgi.input"].read(int(environ.get("CONTENT_LENGTH") or 0))
+        start_response("404 Not Found", [("Content-Type", "application/json"), ("Content-Length", "2")])
+        return [b"{}"]
     if environ.get("PATH_INFO") != "/bench/no-handler/screenings":
         return gavel(environ, start_response)
     close_old_connections()  # what Django's request_started does
