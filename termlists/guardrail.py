@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from governance import messages
 from termlists import services
-from termlists.matcher import Prepared, prepare
+from termlists.matcher import Prepared, prepare, together
 
 logger = logging.getLogger("gavel.termlists")
 
@@ -119,16 +119,19 @@ def _search(screening, in_scope: list[services.ListInScope]) -> list[Finding]:
     places = None
     required_text = _UNREAD
     findings = []
-    for item in in_scope:
+    for position, item in enumerate(in_scope):
         finding = Finding(item)
         matcher = item.compiled.forbidden
         if len(matcher):
             if places is None:
                 places = _forbidden_places(screening)
+                # Every list's forbidden terms at every place, each place read once for all the lists.
+                lists = together([each.compiled.forbidden for each in in_scope])
+                found_at = [lists.find(prepared) for _index, _path, prepared in places]
             found: set[str] = set()
             suggestions = item.compiled.suggestions
-            for index, path, prepared in places:
-                hits = matcher.find(prepared)
+            for (index, path, prepared), found_here in zip(places, found_at):
+                hits = found_here[position]
                 if suggestions and hits:
                     # A term inside its own suggestion is what the list asks for, not a hit.
                     hits = [term for term in hits if term not in suggestions

@@ -512,6 +512,7 @@ def test_a_matcher_that_gives_up_blocks(api, make_list, monkeypatch):
         raise RecursionError("matcher gave up")
 
     monkeypatch.setattr("termlists.matcher.TermMatcher.find", gives_up)
+    monkeypatch.setattr("termlists.matcher.TermMatchers.find", gives_up)  # the lists in scope, searched together
     calls = [{"name": "save_page", "arguments": {"body": "fine"}}]
     body = screen(api, "fine", tool_calls=calls)
     assert body["outcome"] == "blocked"

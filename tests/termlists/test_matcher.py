@@ -16,9 +16,11 @@ from termlists.matcher import (
     MSG_STAR_NOT_AT_END,
     TermMatcher,
     TermMatcherError,
+    TermMatchers,
     first_match,
     parse_terms,
     prepare,
+    together,
     validate_term,
 )
 from termlists.matcher import _collapse_ws  # its two paths are tested directly
@@ -466,3 +468,46 @@ def test_found_terms_come_back_in_list_order(data):
     matcher = TermMatcher(data.draw(term_lists(text, text_words), label="terms"))
     found = data.draw(st.sets(st.sampled_from(matcher.terms)) if matcher.terms else st.just(set()), label="found")
     assert matcher.in_list_order(found) == [term for term in matcher.terms if term in found]
+
+
+@PROPERTY_SETTINGS
+@given(st.data())
+def test_lists_searched_together_find_what_each_finds_alone(data):
+    # One automaton for every list in scope of a call: the same terms, per list, as each list's own find.
+    text, text_words = data.draw(texts_with_words(), label="text")
+    lists = data.draw(st.lists(term_lists(text, text_words), min_size=1, max_size=4), label="lists")
+    if data.draw(st.booleans(), label="a list shares another's keys"):
+        toggled = [term[:-1] if term.endswith("*") else term + "*" for term in TermMatcher(lists[0]).terms]
+        lists.append([term for term in toggled if validate_term(term) is None] + list(lists[0]))
+    matchers = [TermMatcher(terms) for terms in lists]
+    alone = [matcher.find(text) for matcher in matchers]
+    assert together(matchers).find(prepare(text)) == alone
+    assert together(matchers) is together(matchers)  # made once per set of lists
+    assert TermMatchers(matchers, combine=False).find(text) == alone
+
+
+def test_lists_searched_together_with_empty_lists_and_texts():
+    matchers = [TermMatcher([]), TermMatcher(["Kunde*", "Preis"]), TermMatcher(["kunde"]), TermMatcher([])]
+    text = "Die Kunden und der <b>Pre</b>is, ein kunde"  # "Preis" only in the reader's form
+    assert TermMatchers(matchers).find(text) == [[], ["Kunde*", "Preis"], ["kunde"], []]
+    assert TermMatchers(matchers).find(text) == [matcher.find(text) for matcher in matchers]
+    assert TermMatchers(matchers).find("") == [[], [], [], []]
+    assert TermMatchers([TermMatcher([])]).find("Kunde") == [[]]
+
+
+def test_the_combined_automata_keep_to_their_budget(monkeypatch):
+    from termlists import matcher as module
+
+    monkeypatch.setattr(module, "_together", {})
+    monkeypatch.setattr(module, "_together_held", [0])
+    monkeypatch.setattr(module, "TOGETHER_KEYS", 25)
+    monkeypatch.setattr(module, "COMBINED_TERMS", 12)
+    sets = [(TermMatcher([f"a{i}x{j}" for j in range(5)]), TermMatcher([f"b{i}x{j}" for j in range(5)]))
+            for i in range(4)]
+    for pair in sets:
+        assert together(pair).combined and together(pair).keys == 10
+        assert module._together_held[0] == sum(each.keys for each in module._together.values()) <= 25
+    assert list(module._together) == sets[2:]  # the oldest went first
+    big = (TermMatcher([f"c{j}" for j in range(10)]), TermMatcher([f"d{j}" for j in range(10)]))
+    assert not together(big).combined and together(big).keys == 0  # 20 terms together: one by one
+    assert together(big).find("c3 and d9") == [["c3"], ["d9"]]
