@@ -540,3 +540,11 @@ def together(matchers: Iterable[TermMatcher]) -> TermMatchers:
                 _together[key] = combined
                 _together_held[0] += combined.keys
     return combined
+
+
+def forget_together() -> None:
+    """Drop every combined automaton and the matchers it holds (termlists.services, when a new policy
+    version drops the matchers compiled under the old one: every set is made anew from the new ones)."""
+    with _together_lock:
+        _together.clear()
+        _together_held[0] = 0

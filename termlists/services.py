@@ -12,7 +12,7 @@ from django.db.models import Subquery
 
 from governance.models import PolicyVersion
 from governance.screening import text as textlib
-from termlists.matcher import TermMatcher, first_match, matches_outside, parse_entries
+from termlists.matcher import TermMatcher, first_match, forget_together, matches_outside, parse_entries
 from termlists.models import TermList
 
 # Scope of a list for one call (SPEC §5.1).
@@ -246,6 +246,7 @@ def _forget_stale(policy_version: int) -> None:
     for list_id, (key, _) in list(_compiled.items()):
         if key[0] < policy_version:
             _compiled.pop(list_id, None)
+    forget_together()
 
 
 def compiled_list(row: ScopeRow, terms: tuple[str, str] | None = None) -> CompiledList:
@@ -296,6 +297,7 @@ def forget_compiled() -> None:
     _compiled.clear()
     _scope_cache["entry"] = (None, {})
     _pruned_at = 0
+    forget_together()
 
 
 # --- the admin's "try it" box ---

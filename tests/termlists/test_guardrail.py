@@ -383,3 +383,26 @@ def test_a_failure_while_compiling_fails_closed(make_list, configuration, monkey
     assert screening.outcome == "blocked"
     assert term_check(screening) == {"check": "term_list", "result": "blocked", "reason": "check_failed"}
     assert any(r.levelname == "ERROR" for r in caplog.records)
+
+
+def test_lists_in_scope_are_searched_together_and_forgotten_with_their_version(make_list, configuration):
+    """Two lists in scope: one automaton finds each list's terms (each blocks with its own name); a
+    policy edit drops the combined automata with the matchers of the old version."""
+    from governance.screening.service import resolve_configurations
+
+    brand = make_list(forbidden="Kunde")
+    make_list(name="Legal", forbidden="Rabatt*")
+
+    def screen(text):
+        current, _also = resolve_configurations(configuration.identifier, [], None)
+        return run(text, current)
+
+    assert screen("Der Kunde bekommt Rabatte").block.message == (
+        "The term list “Brand” does not allow: Kunde. The term list “Legal” does not allow: Rabatt*.")
+    (held,) = [key for key in matcher._together if len(key) == 2]
+    brand.forbidden = "Preis"
+    brand.save()  # a policy edit: a new version
+    assert screen("Der Kunde zahlt den Preis").block.message == "The term list “Brand” does not allow: Preis."
+    assert held not in matcher._together
+    current = {compiled.forbidden for _key, compiled in services._compiled.values()}
+    assert all(set(key) <= current for key in matcher._together)
