@@ -1,9 +1,9 @@
 """What a screening costs with less of the stack around it (issue 30): CPU per request through gunicorn
 for the screening as served (DRF), the same work in a plain Django view, the same work in a bare WSGI
-function before Django's handler, a JSON 404 (Django's handler and middleware, no view) and a bare WSGI
-404 (gunicorn's own part), each as a ratio to the JSON 404 of the same run. It shows where the 1.5 ms target for a screening sits against
-the framework Gavel is built on. The two stripped paths live in benchmarks/screening_floor_app.py and
-are never served by Gavel.
+function before Django's handler, a JSON 404 (Django's handler and middleware, no view) and a bare
+WSGI 404 (gunicorn's own part), each as a ratio to the JSON 404 of the same run. It shows where the
+1.5 ms target for a screening sits against the framework Gavel is built on. The stripped paths live
+in benchmarks/screening_floor_app.py and are never served by Gavel.
 
 Run (a new PostgreSQL database is made and dropped):
     .venv/bin/python benchmarks/screening_floor.py [--requests 300] [--rounds 4] [--terms 1000]

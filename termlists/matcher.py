@@ -527,8 +527,9 @@ _together_lock = threading.Lock()
 
 
 def together(matchers: Iterable[TermMatcher]) -> TermMatchers:
-    """The TermMatchers of these matchers, made once per process for each set of them (a matcher is
-    compiled once per list version, so an edited list makes a new set; the old one ages out)."""
+    """The TermMatchers of these matchers, made once per process for each set of them. A matcher is
+    compiled once per list version, so an edited list makes a new set; the old sets go with their
+    policy version (forget_together), or the oldest first past TOGETHER_KEYS."""
     key = tuple(matchers)
     combined = _together.get(key)
     if combined is None:
