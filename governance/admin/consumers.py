@@ -45,8 +45,8 @@ class ConsumerAdmin(admin.ModelAdmin):
     list_filter = ("is_admin", ("revoked_at", admin.EmptyFieldListFilter), "configurations")
     search_fields = ("name", "token_prefix")
     ordering = ("name",)
-    fields = ("name", "token_prefix", "is_admin", "configurations", "kinds", "throttle_rate", "created_at",
-              "revoked_at")
+    fields = ("name", "token_prefix", "is_admin", "configurations", "kinds", "throttle_rate", "blocks_as", "hints_as",
+              "created_at", "revoked_at")
     readonly_fields = ("token_prefix", "created_at", "revoked_at")
     filter_horizontal = ("configurations",)
     actions = ["revoke"]

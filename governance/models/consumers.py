@@ -65,6 +65,31 @@ class Consumer(models.Model):
                     "allowed; internal (searched for forbidden terms only, never judged) and image_description "
                     "(never asked for required terms) must be granted here, else a call stating them is refused "
                     "(403 kind_not_granted)."))
+    # How an agent client is shown a block and report-mode hints (SPEC §11.9): a property of the consumer,
+    # not of the request, so no caller switches it per call.
+    BLOCKS_AS_REFUSAL, BLOCKS_AS_MESSAGE = "refusal", "message"
+    BLOCKS_AS_CHOICES = [
+        (BLOCKS_AS_REFUSAL, _("refusal (the protocol's refusal: stop_reason refusal, status incomplete, "
+                              "finish_reason content_filter)")),
+        (BLOCKS_AS_MESSAGE, _("message (a normal finished answer whose text is Gavel's block message)")),
+    ]
+    blocks_as = models.CharField(
+        _("blocks as"), max_length=16, choices=BLOCKS_AS_CHOICES, default=BLOCKS_AS_REFUSAL,
+        help_text=_("How a blocked answer reaches this consumer on the OpenAI and Anthropic endpoints. refusal: the "
+                    "protocol's own refusal, what the SDKs document. message: a normal finished answer whose text "
+                    "is Gavel's message, for agent CLIs (Claude Code, Codex) that would otherwise show a block as "
+                    "the model vendor's usage-policy refusal or retry it. gavel.block and X-Gavel-Outcome: "
+                    "blocked are there either way."))
+    HINTS_AS_MEMBER, HINTS_AS_NOTE = "member", "note"
+    HINTS_AS_CHOICES = [
+        (HINTS_AS_MEMBER, _("member (in the gavel member only)")),
+        (HINTS_AS_NOTE, _("note (also a short note after the answer text)")),
+    ]
+    hints_as = models.CharField(
+        _("hints as"), max_length=16, choices=HINTS_AS_CHOICES, default=HINTS_AS_MEMBER,
+        help_text=_("Where report-mode hints reach this consumer on the OpenAI and Anthropic endpoints. member: in "
+                    "the gavel member (and the REST API's hints) only. note: also as a short note appended to the "
+                    "answer text, where an agent CLI's user reads it."))
     # Signs the callbacks sent for this consumer's tasks, so the secret itself must be kept: a hash
     # could not sign. Stored as is and never shown again after create_consumer (docs/decisions.md).
     callback_secret = models.CharField(

@@ -487,6 +487,7 @@ def test_a_superuser_grants_kinds_in_the_admin_and_a_forged_post_of_an_editor_is
     html = superuser_client.get(change_url(consumer)).content.decode()
     assert 'name="kinds" value="internal"' in html and 'name="kinds" value="image_description"' in html
     post = {"name": "labeller", "configurations": [desk.pk], "kinds": ["internal"], "throttle_rate": "",
+            "blocks_as": "refusal", "hints_as": "member",
             "_save": "Save"}
     forged = editor_client.post(change_url(consumer), post)
     assert forged.status_code == 403

@@ -155,6 +155,22 @@ def test_create_consumer_admin_and_refusals(configuration):
     assert not Consumer.objects.filter(name__in=["other", "lonely", "fast"]).exists()
 
 
+def test_create_consumer_sets_how_blocks_and_hints_reach_an_agent_client(configuration):
+    out, _ = run("create_consumer", "claude-code", "--configurations", "newsroom", "--blocks-as", "message",
+                 "--hints-as", "note")
+    assert "Blocks as: message; hints as: note." in out
+    consumer = Consumer.objects.get(name="claude-code")
+    assert (consumer.blocks_as, consumer.hints_as) == ("message", "note")
+    # A new token keeps what was set unless the command says otherwise.
+    run("create_consumer", "claude-code", "--configurations", "newsroom", "--new-token")
+    consumer.refresh_from_db()
+    assert (consumer.blocks_as, consumer.hints_as) == ("message", "note")
+    run("create_consumer", "plain-app", "--configurations", "newsroom")
+    assert Consumer.objects.filter(name="plain-app", blocks_as="refusal", hints_as="member").exists()
+    with pytest.raises(CommandError, match="invalid choice"):
+        run("create_consumer", "odd", "--configurations", "newsroom", "--blocks-as", "silence")
+
+
 def test_create_consumer_grants_kinds(configuration):
     out, _ = run("create_consumer", "labeller", "--configurations", "newsroom", "--kinds", "internal")
     assert "Kinds granted besides the free ones: internal." in out

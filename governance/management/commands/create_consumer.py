@@ -35,6 +35,13 @@ class Command(BaseCommand):
         parser.add_argument("--kinds", default="", metavar="K,L",
                             help="call kinds the consumer may state besides completion, queued_task and "
                                  "field_fill: internal, image_description")
+        parser.add_argument("--blocks-as", choices=[c for c, _label in Consumer.BLOCKS_AS_CHOICES], default=None,
+                            help="how a block reaches this consumer on the OpenAI and Anthropic endpoints: refusal "
+                                 "(the protocol's refusal, the default) or message (a normal finished answer whose "
+                                 "text is Gavel's message: for Claude Code and Codex)")
+        parser.add_argument("--hints-as", choices=[c for c, _label in Consumer.HINTS_AS_CHOICES], default=None,
+                            help="where report-mode hints reach this consumer: member (the gavel member only, the "
+                                 "default) or note (also a short note after the answer text: for agent CLIs)")
         parser.add_argument("--rotate-secret", action="store_true",
                             help="give the existing consumer NAME a new callback secret and print it once "
                                  "(the old one stops verifying at once)")
@@ -43,7 +50,7 @@ class Command(BaseCommand):
                                  "grants and a new token instead of failing; its old token stops working")
 
     def handle(self, *args, name, configurations, admin, throttle, kinds="", rotate_secret=False, new_token=False,
-               **options):
+               blocks_as=None, hints_as=None, **options):
         if rotate_secret:
             return self.rotate(name)
         try:
@@ -72,6 +79,9 @@ class Command(BaseCommand):
             consumer = existing or Consumer(name=name)
             consumer.is_admin, consumer.throttle_rate = admin, throttle
             consumer.kinds = ["completion", *(k for k in GRANTABLE_KINDS if k in granted_kinds)]
+            # Not given: a new consumer gets the defaults, an existing one keeps what it had.
+            consumer.blocks_as = blocks_as or consumer.blocks_as
+            consumer.hints_as = hints_as or consumer.hints_as
             token = consumer.issue_token()
             consumer.save()
             consumer.configurations.set([found[i] for i in identifiers])
@@ -82,6 +92,7 @@ class Command(BaseCommand):
         self.stdout.write(f"Throttle rate: {throttle or 'GAVEL_THROTTLE_RATE (default)'}.")
         extra = [k for k in consumer.kinds if k in GRANTABLE_KINDS]
         self.stdout.write(f"Kinds granted besides the free ones: {', '.join(extra) or 'none'}.")
+        self.stdout.write(f"Blocks as: {consumer.blocks_as}; hints as: {consumer.hints_as}.")
         self.stdout.write("Its callback secret signs the callbacks of its tasks (X-Gavel-Signature); it is shown "
                           "this once, and create_consumer --rotate-secret replaces it.")
         self.stdout.write(f"callback secret: {consumer.callback_secret}")
