@@ -128,8 +128,6 @@ def test_json_schema_output_and_sampling_reach_the_provider(client, provider_ser
 
 @pytest.mark.parametrize("extra, param", [
     ({"previous_response_id": "resp_earlier"}, "previous_response_id"),
-    ({"tools": [{"type": "web_search"}]}, "tools[0].type"),
-    ({"reasoning": {"summary": "auto"}}, "reasoning.summary"),
     ({"extra_body": {"frobnicate": True}}, "frobnicate"),
 ])
 def test_what_gavel_cannot_honour_is_a_400_naming_it(client, provider_server, extra, param):
@@ -140,3 +138,40 @@ def test_what_gavel_cannot_honour_is_a_400_naming_it(client, provider_server, ex
     assert caught.value.param == param
     assert param in caught.value.message
     assert provider_server.chat_requests == []
+
+
+def test_a_hosted_tool_and_a_reasoning_summary_are_dropped_and_said_in_checks(client, provider_server):
+    provider_server.script([{"text": "Hello."}])
+    response = client.responses.create(model="newsroom", input="Hello.", tools=[WEATHER, {"type": "web_search"}],
+                                       reasoning={"summary": "auto"})
+    assert response.output_text == "Hello."
+    assert sorted((c["member"], c["reason"]) for c in response.gavel["checks"] if c.get("result") == "dropped") == [
+        ("reasoning.summary", "no_reasoning_summaries"), ("tools[1]", "hosted_tool")]
+    assert [tool["function"]["name"] for tool in provider_server.chat_requests[0].body["tools"]] == ["get_weather"]
+
+
+def test_get_final_response_returns_a_block_shown_as_a_message(client, provider_server, brand_words):
+    consumer = brand_words.configurations.get().consumers.get()
+    consumer.blocks_as = "message"
+    consumer.save()
+    provider_server.script([{"text": "Dear Kunde, the harbour woke early."}])
+    with client.responses.stream(model="newsroom", input="Write about the harbour.") as stream:
+        final = stream.get_final_response()
+    assert final.status == "completed" and final.gavel["outcome"] == "blocked"
+    assert final.output_text == final.gavel["block"]["message"] and "Say customer." in final.output_text
+
+
+def test_a_refusal_block_s_stream_ends_incomplete_whose_response_the_docs_say_to_read(client, provider_server,
+                                                                                      brand_words):
+    """docs/openai.md: with blocks shown as a refusal, the stream's last event is response.incomplete
+    (get_final_response raises, as it does for OpenAI's own incomplete responses): read that event."""
+    provider_server.script([{"text": "Dear Kunde, the harbour woke early."}])
+    with client.responses.stream(model="newsroom", input="Write about the harbour.") as stream:
+        last = None
+        for event in stream:
+            last = event
+        with pytest.raises(RuntimeError):
+            stream.get_final_response()
+    assert last.type == "response.incomplete"
+    assert last.response.incomplete_details.reason == "content_filter"
+    assert "Say customer." in last.response.output[0].content[0].refusal

@@ -11,6 +11,7 @@ from governance.screening import service as services
 from governance.api.errors import exception_handler
 from governance.api.views import AnyAccept, GavelAPIView, reader_language
 from governance.protocols.openai_chat import schema  # noqa: F401  (registers the request's OpenAPI description)
+from governance.protocols import presentation
 from governance.protocols.openai_chat import functions, serializers, translate
 from governance.protocols.openai_chat.errors import openai_error
 
@@ -42,6 +43,12 @@ class OpenAIView(GavelAPIView):
 
     def get_exception_handler(self):
         return openai_exception_handler
+
+
+def shown_to(consumer, namespaces: dict | None = None) -> translate.Shown:
+    """How answers are shown to this consumer (SPEC §11.9: its blocks_as and hints_as)."""
+    return translate.Shown(blocks_as_message=presentation.blocks_as_message(consumer),
+                           note=lambda body: presentation.hint_note(body, consumer), namespaces=namespaces or {})
 
 
 def model_object(identifier: str) -> dict:
@@ -101,7 +108,8 @@ class ChatCompletionsView(OpenAIView):
         if stream:
             # Opened before answering, so an error before the first chunk is an ordinary error response.
             steps, done = completions.planned_steps(call, completions.open_stream(call))
-            chunks = translate.chunk_stream(steps, correlation_id=call.correlation_id, model=model, created=created)
+            chunks = translate.chunk_stream(steps, correlation_id=call.correlation_id, model=model, created=created,
+                                            shown=shown_to(request.user))
             if legacy:
                 chunks = functions.chunks_as_function_call(chunks)
             response = StreamingHttpResponse(chunks, content_type="text/event-stream")
@@ -109,6 +117,6 @@ class ChatCompletionsView(OpenAIView):
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            completion = translate.chat_completion(done, model=model, created=created)
+            completion = translate.chat_completion(done, model=model, created=created, shown=shown_to(request.user))
             response = Response(functions.completion_as_function_call(completion) if legacy else completion)
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)

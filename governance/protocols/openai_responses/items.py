@@ -8,6 +8,8 @@ problem is added to `errors` under the client's own name (`input[2].type`, `tool
 """
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+
 from django.utils.translation import gettext as _
 
 ROLES = ("user", "assistant", "system", "developer")
@@ -17,6 +19,21 @@ TEXT_PARTS = ("input_text", "output_text")
 # reasoning items; they are accepted (the SDKs pass them back) and not sent (docs/decisions.md).
 PASSED_BACK = ("reasoning",)
 REFERENCE_TYPES = ("item_reference",)
+NAMESPACE_JOIN = "__"
+
+
+@dataclass
+class RequestNotes:
+    """What reading a request learned besides the completions request: what it dropped (each a `checks`
+    entry of the answer, SPEC §11.9) and the offered names of namespaced functions (name → (namespace,
+    name)), so a call to one goes back under the names the client declared."""
+
+    dropped: list[dict] = field(default_factory=list)
+    namespaces: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+    def drop(self, member: str, reason: str, **facts) -> None:
+        self.dropped.append({"check": "request", "result": "dropped", "reason": reason, "member": member,
+                             **facts})
 
 
 def _text_of_parts(parts, where: str, errors: dict, role: str) -> tuple[str | None, str | None]:
@@ -70,10 +87,14 @@ def _function_call(item: dict, where: str, errors: dict) -> dict | None:
            (key != "arguments" and not item.get(key))]
     for key in bad:
         errors[f"{where}.{key}"] = [_("Give a string.")]
+    namespace = item.get("namespace")
+    if namespace is not None and (not isinstance(namespace, str) or not namespace):
+        errors[f"{where}.namespace"] = [_("Give the namespace's name, or leave it out.")]
+        return None
     if bad:
         return None
-    return {"id": item["call_id"], "type": "function", "function": {"name": item["name"],
-                                                                    "arguments": item["arguments"]}}
+    name = offered_name(namespace, item["name"]) if namespace else item["name"]
+    return {"id": item["call_id"], "type": "function", "function": {"name": name, "arguments": item["arguments"]}}
 
 
 def messages_of(body: dict, errors: dict, references: dict | None = None) -> tuple[list[dict], list[str]]:
@@ -143,30 +164,68 @@ def messages_of(body: dict, errors: dict, references: dict | None = None) -> tup
     return messages, origins
 
 
-def tools_of(tools, errors: dict) -> list[dict]:
+def offered_name(namespace: str, name: str) -> str:
+    """The one name a namespace's function is offered to the model under (`multi_agent_v1__close_agent`;
+    `mcp__docs__` + `search` = `mcp__docs__search`): screened, read-listed and logged under it."""
+    return f"{namespace}{name}" if namespace.endswith("__") else f"{namespace}{NAMESPACE_JOIN}{name}"
+
+
+def _function_tool(tool, where: str, errors: dict, namespace: str = "") -> dict | None:
+    if not isinstance(tool, dict) or tool.get("type") != "function":
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        errors[f"{where}.type"] = [_("A namespace holds function tools only: it cannot hold a %(kind)s "
+                                     "tool.") % {"kind": kind or "typeless"}]
+        return None
+    if not isinstance(tool.get("name"), str) or not tool["name"]:
+        errors[f"{where}.name"] = [_("Give the function's name.")]
+        return None
+    function = {"name": offered_name(namespace, tool["name"]) if namespace else tool["name"]}
+    for key in ("description", "parameters", "strict"):
+        if tool.get(key) is not None:
+            function[key] = tool[key]
+    return {"type": "function", "function": function}
+
+
+def tools_of(tools, errors: dict, request: "RequestNotes | None" = None) -> list[dict]:
     """Responses function tools (`{type, name, description, parameters, strict}`) as Chat Completions
-    tools; a built-in tool (web search, file search, code interpreter, ...) Gavel cannot screen is a
-    400 naming it."""
+    tools. A `namespace` tool's function tools are offered (and screened) as function tools of their
+    own, each under offered_name(); `request.namespaces` maps that name back. A hosted tool the client
+    declares (web_search, file_search, code_interpreter, ...) would be run by OpenAI, which Gavel is
+    not: it is not offered to the model, and `request.dropped` says so (SPEC §11.9). A tool without a
+    type is a 400 naming it."""
     if tools is None:
         return []
     if not isinstance(tools, list):
         errors["tools"] = [_("Give a list of function tools.")]
         return []
+    request = request if request is not None else RequestNotes()
     result = []
     for index, tool in enumerate(tools):
+        where = f"tools[{index}]"
         kind = tool.get("type") if isinstance(tool, dict) else None
-        if kind != "function":
-            errors[f"tools[{index}].type"] = [_("Gavel offers function tools only: it cannot screen what a "
-                                                "%(kind)s tool returns.") % {"kind": kind or "typeless"}]
-            continue
-        if not isinstance(tool.get("name"), str) or not tool["name"]:
-            errors[f"tools[{index}].name"] = [_("Give the function's name.")]
-            continue
-        function = {"name": tool["name"]}
-        for key in ("description", "parameters", "strict"):
-            if tool.get(key) is not None:
-                function[key] = tool[key]
-        result.append({"type": "function", "function": function})
+        if kind == "function":
+            function = _function_tool(tool, where, errors)
+            if function is not None:
+                result.append(function)
+        elif kind == "namespace":
+            namespace = tool.get("name")
+            if not isinstance(namespace, str) or not namespace:
+                errors[f"{where}.name"] = [_("Give the namespace's name.")]
+                continue
+            inner = tool.get("tools")
+            if not isinstance(inner, list):
+                errors[f"{where}.tools"] = [_("Give the namespace's function tools as a list.")]
+                continue
+            for position, member in enumerate(inner):
+                function = _function_tool(member, f"{where}.tools[{position}]", errors, namespace)
+                if function is not None:
+                    result.append(function)
+                    request.namespaces[function["function"]["name"]] = (namespace, member["name"])
+        elif isinstance(kind, str) and kind:
+            request.drop(where, "hosted_tool", tool=kind)
+        else:
+            errors[f"{where}.type"] = [_("Give the tool's type: Gavel offers function tools (and the function "
+                                         "tools of a namespace).")]
     return result
 
 

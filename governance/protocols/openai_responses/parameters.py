@@ -19,6 +19,7 @@ TEMPERATURE = "temperature"   # replaced by the configuration's temperature wher
 MAX_TOKENS = "max_tokens"     # capped by the configuration's max_tokens
 WITH_TOOLS = "with_tools"     # to the provider, only when the request offers tools
 ACCEPTED = "accepted"         # changes nothing Gavel sends or returns but the echo (metadata, store, ...)
+DROPPED = "dropped"           # metadata that never reaches the model as text: dropped, a `checks` entry says so
 READ = "read"                 # read by the gateway or by items.py
 
 REFUSE_STORED = _("Gavel keeps no responses: send the whole conversation in input instead.")  # items: kept.py
@@ -32,6 +33,7 @@ class Parameter:
     description: str = ""
     accepts: dict | None = None  # the values Gavel honours, when fewer than the schema allows
     refusal: str = ""
+    reason: str = ""  # DROPPED: the reason code of its `checks` entry
 
     @property
     def published(self) -> dict:
@@ -63,19 +65,26 @@ PARAMETERS: tuple[Parameter, ...] = (
     Parameter("max_output_tokens", {"type": "integer", "minimum": 1}, MAX_TOKENS,
               "Capped by the configuration's max_tokens."),
     Parameter("parallel_tool_calls", {"type": "boolean"}, WITH_TOOLS, "Sent with tools only."),
-    # A summary may be given as null (the schema's one value); any other is refused below as unsupported.
+    # A summary asked for (Codex always asks, "auto") is dropped with a `checks` entry: none is returned.
     Parameter("reasoning", {"type": "object", "properties": {
         "effort": {"type": "string"}, "summary": _ANY, "generate_summary": _ANY}},
-        READ, "`effort` reaches the provider as reasoning_effort; summaries are not returned."),
+        READ, "`effort` reaches the provider as reasoning_effort; summaries are not returned (a summary asked "
+              "for is dropped, said in `checks`)."),
     Parameter("metadata", {"type": "object", "additionalProperties": {"type": "string"}}, ACCEPTED,
               "Echoed on the response."),
     Parameter("store", {"type": "boolean"}, ACCEPTED, "Accepted; Gavel keeps no responses (`store` is false)."),
     Parameter("user", {"type": "string", "maxLength": 256}, OWN),
-    Parameter("safety_identifier", {"type": "string", "maxLength": 256}, ACCEPTED),
-    Parameter("prompt_cache_key", {"type": "string"}, ACCEPTED),
+    Parameter("safety_identifier", {"type": "string", "maxLength": 256}, DROPPED,
+              "Dropped (said in `checks`): not sent to the provider.", reason="not_sent_to_model"),
+    Parameter("prompt_cache_key", {"type": "string"}, DROPPED,
+              "Dropped (said in `checks`): not sent to the provider.", reason="not_sent_to_model"),
+    Parameter("client_metadata", {"type": "object"}, DROPPED,
+              "Dropped (said in `checks`): the client's own facts (Codex sends them), never the model's text.",
+              reason="not_sent_to_model"),
     Parameter("service_tier", {"type": "string"}, PASS),
-    Parameter("include", {"type": "array", "items": {"type": "string"}}, ACCEPTED,
-              "Only reasoning.encrypted_content, which Gavel has none of to include.",
+    Parameter("include", {"type": "array", "items": {"type": "string"}}, DROPPED,
+              "Only reasoning.encrypted_content, which Gavel has none of to include (said in `checks`).",
+              reason="no_reasoning_returned",
               accepts={"type": "array", "items": {"type": "string", "pattern": "^reasoning\\.encrypted_content$"}},
               refusal=_("Gavel returns the screened answer only: no log probabilities, search results or "
                         "tool outputs to include.")),
@@ -103,10 +112,11 @@ BY_NAME = {parameter.name: parameter for parameter in PARAMETERS}
 CLIENT_NAMES = {"reasoning_effort": "reasoning.effort", "verbosity": "text.verbosity"}
 
 
-def read_parameters(body: dict, errors: dict, unsupported: dict, *, offers_tools: bool) -> dict:
+def read_parameters(body: dict, errors: dict, unsupported: dict, *, offers_tools: bool, request=None) -> dict:
     """The model-call options of `body`'s parameters (not the READ ones); bad values are added to
-    `errors`, values and members Gavel cannot honour to `unsupported`, under their names. A null
-    value counts as absent."""
+    `errors`, values and members Gavel cannot honour to `unsupported`, under their names; what is
+    dropped to `request.dropped` (items.RequestNotes: the answer's `checks` say it). A null value
+    counts as absent."""
     options: dict = {}
     passed: dict = {}
     for name, value in body.items():
@@ -130,12 +140,14 @@ def read_parameters(body: dict, errors: dict, unsupported: dict, *, offers_tools
             options["client_temperature"] = float(value)
         elif parameter.use == MAX_TOKENS:
             options["client_max_tokens"] = value
+        elif parameter.use == DROPPED and request is not None and value not in ([], {}, ""):
+            request.drop(name, parameter.reason)
     reasoning = body.get("reasoning") or {}
     if isinstance(reasoning, dict) and "reasoning" not in errors:
         for key in ("summary", "generate_summary"):
-            if reasoning.get(key) is not None:
-                unsupported[f"reasoning.{key}"] = [str(_("Gavel returns no reasoning summaries: a model's reasoning "
-                                                         "is not screened text."))]
+            if reasoning.get(key) is not None and request is not None:
+                # Nothing is returned for it: a model's reasoning is not screened text, so none leaves Gavel.
+                request.drop(f"reasoning.{key}", "no_reasoning_summaries")
         if reasoning.get("effort") is not None:
             passed["reasoning_effort"] = reasoning["effort"]
     text = body.get("text")

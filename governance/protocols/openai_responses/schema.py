@@ -39,6 +39,17 @@ FUNCTION_TOOL = {"type": "object", "required": ["type", "name"], "properties": {
     "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string", "minLength": 1},
     "description": {"type": "string"}, "parameters": {"type": "object", "additionalProperties": True},
     "strict": {"type": "boolean"}}}
+NAMESPACE_TOOL = {"type": "object", "required": ["type", "name", "tools"], "properties": {
+    "type": {"type": "string", "enum": ["namespace"]}, "name": {"type": "string", "minLength": 1},
+    "description": {"type": "string"}, "tools": {"type": "array", "items": FUNCTION_TOOL}},
+    "description": "Its function tools are offered and screened as function tools named `<namespace>__<name>` "
+                   "(`<namespace><name>` when the namespace ends in `__`); a call comes back as a function_call "
+                   "with `name` and `namespace`."}
+HOSTED_TOOL = {"type": "object", "required": ["type"], "additionalProperties": True, "properties": {
+    "type": {"type": "string", "not": {"enum": ["function", "namespace"]}}},
+    "description": "A hosted tool (web_search, file_search, code_interpreter, ...): OpenAI would run it, Gavel "
+                   "cannot, so it is not offered to the model; `gavel.checks` carries `{\"check\": \"request\", "
+                   "\"result\": \"dropped\", \"reason\": \"hosted_tool\", \"member\": \"tools[i]\", \"tool\": type}`."}
 TEXT = {"type": "object", "properties": {
     "format": {"oneOf": [
         {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["text"]}}},
@@ -50,15 +61,16 @@ TEXT = {"type": "object", "properties": {
 SPECIFIC = {
     "input": {"oneOf": [PLAIN, {"type": "array", "items": ITEM, "minItems": 1}]},
     "instructions": PLAIN,
-    "tools": {"type": "array", "items": FUNCTION_TOOL},
+    "tools": {"type": "array", "items": {"oneOf": [FUNCTION_TOOL, NAMESPACE_TOOL, HOSTED_TOOL]}},
     "tool_choice": {"oneOf": [{"type": "string", "enum": ["auto", "none", "required"]},
                               {"type": "object", "required": ["type", "name"], "properties": {
                                   "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string"}}}]},
     "text": TEXT,
     "reasoning": {"type": "object", "properties": {
         "effort": {"type": "string"},
-        "summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."},
-        "generate_summary": {"type": "string", "nullable": True, "enum": [None], "description": "Only null."}}},
+        "summary": {"type": "string", "nullable": True, "description": "No summary is returned: a value asked "
+                    "for is dropped, said in `checks` (reason `no_reasoning_summaries`)."},
+        "generate_summary": {"type": "string", "nullable": True, "description": "As `summary`."}}},
 }
 
 

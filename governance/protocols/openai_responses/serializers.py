@@ -31,8 +31,9 @@ def _client_path(name: str, origins: list[str]) -> str:
     return client_name(name)
 
 
-def parse_responses_request(body, references: dict | None = None) -> tuple[dict, dict, bool, dict]:
-    """The body of POST responses → (completions request data, model-call options, stream, echo).
+def parse_responses_request(body, references: dict | None = None) -> tuple[dict, dict, bool, dict, items.RequestNotes]:
+    """The body of POST responses → (completions request data, model-call options, stream, echo, notes:
+    what was dropped and the namespaced functions' names, items.RequestNotes).
 
     `references` are the items Gavel kept that the input refers to (kept.look_up). Raises BadInput
     naming every bad field (`input[2].type`, `tools[0].type`, `text.format`); a
@@ -43,8 +44,9 @@ def parse_responses_request(body, references: dict | None = None) -> tuple[dict,
         raise BadInput(_("The body must be a JSON object."), code="malformed")
     errors: dict = {}
     unsupported: dict = {}
-    tools = items.tools_of(body.get("tools"), unsupported)
-    options = parameters.read_parameters(body, errors, unsupported, offers_tools=bool(tools))
+    notes = items.RequestNotes()
+    tools = items.tools_of(body.get("tools"), unsupported, notes)
+    options = parameters.read_parameters(body, errors, unsupported, offers_tools=bool(tools), request=notes)
     messages, origins = items.messages_of(body, errors, references)
     for name in [name for name in errors if name.endswith(".type") and name.startswith("input[")]:
         unsupported[name] = errors.pop(name)  # an item Gavel cannot screen: refused, not malformed
@@ -85,7 +87,7 @@ def parse_responses_request(body, references: dict | None = None) -> tuple[dict,
         raise BadInput(_("The request asks for what Gavel does not support."), code="unsupported_parameter",
                        fields=unsupported)
     echo = {key: body.get(key) for key in ECHOED if body.get(key) is not None}
-    return serializer.validated_data, options, bool(body.get("stream")), echo
+    return serializer.validated_data, options, bool(body.get("stream")), echo, notes
 
 
 # --- OpenAPI documentation (drf-spectacular) ---
@@ -109,6 +111,8 @@ class ResponsesOutputItemSerializer(serializers.Serializer):
     content = ResponsesContentSerializer(many=True, required=False, help_text="The message's parts.")
     call_id = serializers.CharField(required=False, help_text="The id a function_call_output answers.")
     name = serializers.CharField(required=False, help_text="The function's name (function_call).")
+    namespace = serializers.CharField(required=False, help_text="The namespace the function was declared in, "
+                                                                "when it was (function_call).")
     arguments = serializers.CharField(required=False, help_text="JSON text (function_call).")
 
 

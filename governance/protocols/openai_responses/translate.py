@@ -1,10 +1,13 @@
 """Gavel's completion response and stream steps as Responses API `response` objects and typed events.
 
 Pure: plain data in, plain data out. The answer's text becomes a `message` item with an `output_text`
-part, its tool calls `function_call` items; a block is `status: "incomplete"`, `incomplete_details:
-{"reason": "content_filter"}` and one message whose only part is a `refusal` carrying the block
-message — no text and no function call of the blocked answer (SPEC §11.6). The governance result
-rides along in a `gavel` member, the same as on Chat Completions (§11.5).
+part, its tool calls `function_call` items (a namespaced function's under the names the client
+declared); a block is `status: "incomplete"`, `incomplete_details: {"reason": "content_filter"}` and
+one message whose only part is a `refusal` carrying the block message — no text and no function call
+of the blocked answer (SPEC §11.6). For a consumer whose blocks show as a message (SPEC §11.9) a block
+is a `completed` response whose one message's `output_text` is the block message; for one that wants
+hints as a note, the note follows the delivered text (openai_chat.translate.Shown). The governance result rides
+along in a `gavel` member, the same as on Chat Completions (§11.5).
 """
 from __future__ import annotations
 
@@ -12,7 +15,7 @@ import json
 from collections.abc import Iterable, Iterator
 
 from governance.protocols.openai_chat.errors import openai_error
-from governance.protocols.openai_chat.translate import STREAM_ERROR_STATUS, gavel_member, refusal_of
+from governance.protocols.openai_chat.translate import PLAIN, STREAM_ERROR_STATUS, Shown, gavel_member, refusal_of
 
 # What a response echoes of its request when the client did not say (OpenAI's defaults).
 DEFAULTS = {
@@ -39,18 +42,24 @@ def usage_of(body: dict) -> dict:
             "total_tokens": int(usage.get("total_tokens") or given + written)}
 
 
-def function_calls_of(body: dict, correlation_id: str) -> list[dict]:
-    """The answer's tool calls as `function_call` items (none when blocked), arguments as JSON text."""
+def function_calls_of(body: dict, correlation_id: str, namespaces: dict | None = None) -> list[dict]:
+    """The answer's tool calls as `function_call` items (none when blocked), arguments as JSON text; a
+    call to a namespaced function (`namespaces`: offered name → (namespace, name)) carries the names the
+    client declared, `name` and `namespace`."""
     if body.get("outcome") == "blocked":
         return []
+    namespaces = namespaces or {}
     items = []
     for index, call in enumerate(body.get("tool_calls") or []):
         arguments = call.get("arguments")
         if not isinstance(arguments, str):
             arguments = json.dumps(arguments, ensure_ascii=False)
-        items.append({"type": "function_call", "id": f"fc_{correlation_id}_{index + 1}",
-                      "call_id": call.get("id") or f"call_{index + 1}", "name": call["name"],
-                      "arguments": arguments, "status": "completed"})
+        item = {"type": "function_call", "id": f"fc_{correlation_id}_{index + 1}",
+                "call_id": call.get("id") or f"call_{index + 1}", "name": call["name"],
+                "arguments": arguments, "status": "completed"}
+        if call["name"] in namespaces:
+            item["namespace"], item["name"] = namespaces[call["name"]]
+        items.append(item)
     return items
 
 
@@ -63,14 +72,23 @@ def message_item(correlation_id: str, parts: list[dict], status: str = "complete
             "content": parts}
 
 
-def output_of(body: dict, correlation_id: str) -> list[dict]:
-    """The output items of a finished run: a refusal message when blocked, else the text (if any)
-    and the function calls."""
+def delivered_text(body: dict, shown: Shown) -> str:
+    """The text a person reads of an answer that was not blocked: the answer, then the hint note if asked."""
+    text = (body.get("text") or "") + shown.note(body)
+    return text if body.get("text") else text.lstrip()
+
+
+def output_of(body: dict, correlation_id: str, shown: Shown = PLAIN) -> list[dict]:
+    """The output items of a finished run: a refusal message when blocked (or a message of Gavel's block
+    message, for a consumer who asked), else the text (if any) and the function calls."""
     if body.get("outcome") == "blocked":
+        if shown.blocks_as_message:
+            return [message_item(correlation_id, [text_part(refusal_of(body) or "")])]
         return [message_item(correlation_id, [{"type": "refusal", "refusal": refusal_of(body) or ""}],
                              "incomplete")]
-    output = [message_item(correlation_id, [text_part(body["text"])])] if body.get("text") else []
-    return output + function_calls_of(body, correlation_id)
+    text = delivered_text(body, shown)
+    output = [message_item(correlation_id, [text_part(text)])] if text else []
+    return output + function_calls_of(body, correlation_id, shown.namespaces)
 
 
 def envelope(correlation_id: str, *, model: str, created_at: int, echo: dict, status: str) -> dict:
@@ -82,24 +100,34 @@ def envelope(correlation_id: str, *, model: str, created_at: int, echo: dict, st
             "previous_response_id": None, "store": False, "usage": None}
 
 
-def finished(body: dict, correlation_id: str, *, model: str, created_at: int, echo: dict, output=None) -> dict:
-    """The response object of a finished run (`completed`, or `incomplete` with content_filter)."""
-    blocked = body.get("outcome") == "blocked"
+def finished(body: dict, correlation_id: str, *, model: str, created_at: int, echo: dict, output=None,
+             shown: Shown = PLAIN) -> dict:
+    """The response object of a finished run (`completed`, or `incomplete` with content_filter; a block
+    shown as a message is `completed`)."""
+    blocked = body.get("outcome") == "blocked" and not shown.blocks_as_message
     response = envelope(correlation_id, model=model, created_at=created_at, echo=echo,
                         status="incomplete" if blocked else "completed")
     if blocked:
         # `message` is Gavel's: clients that raise on an incomplete response (the Agents SDK) print
         # incomplete_details, so the block message reaches the app in the exception's text.
         response["incomplete_details"] = {"reason": "content_filter", "message": refusal_of(body) or ""}
-    response["output"] = output if output is not None else output_of(body, correlation_id)
+    response["output"] = output if output is not None else output_of(body, correlation_id, shown)
     response["usage"] = usage_of(body)
     response["gavel"] = gavel_member(body)
     return response
 
 
-def response_object(body: dict, *, model: str, created_at: int, echo: dict) -> dict:
+def response_object(body: dict, *, model: str, created_at: int, echo: dict, shown: Shown = PLAIN) -> dict:
     """A `response` for one §11.1 completion response."""
-    return finished(body, body["id"], model=model, created_at=created_at, echo=echo)
+    return finished(body, body["id"], model=model, created_at=created_at, echo=echo, shown=shown)
+
+
+def with_checks(steps: Iterable[tuple[str, dict]], checks: list[dict]) -> Iterator[tuple[str, dict]]:
+    """The steps of a stream whose `done` also carries `checks` (what the request had dropped)."""
+    for name, data in steps:
+        if name == "done" and checks:
+            data = {**data, "checks": [*(data.get("checks") or []), *checks]}
+        yield name, data
 
 
 class _Events:
@@ -115,7 +143,7 @@ class _Events:
 
 
 def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, model: str, created_at: int,
-                 echo: dict, on_output=None) -> Iterator[str]:
+                 echo: dict, on_output=None, shown: Shown = PLAIN) -> Iterator[str]:
     """The typed events of a streamed response for one run of completions.stream_steps.
 
     A held stream's steps are its verdict: one `delta` (or `blocked`) then `done`; a live stream's
@@ -123,7 +151,8 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
     function calls are sent as items, and the last event — `response.completed`, or
     `response.incomplete` for a block — carries the response with `gavel`. A stream `error` is an
     `error` event followed by `response.failed` (still with `gavel`). `on_output` is handed the
-    output items before the last event.
+    output items before the last event. A block shown as a message is the block message as text and
+    `response.completed`; a hint note is one more text delta before the text is done.
     """
     event = _Events()
     head = envelope(correlation_id, model=model, created_at=created_at, echo=echo, status="in_progress")
@@ -155,7 +184,24 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
             yield event("error", code=error["code"], message=error["message"], param=error["param"])
         elif name == "done":
             blocked = data.get("outcome") == "blocked"
-            if blocked:
+            if blocked and shown.blocks_as_message:
+                # Gavel's message as the answer's text (a part of its own after what a live stream sent).
+                message, index = refusal_of(data) or "", 1 if opened else 0
+                if not opened:
+                    yield event("response.output_item.added", output_index=0,
+                                item=message_item(correlation_id, [], "in_progress"))
+                yield event("response.content_part.added", item_id=item_id, output_index=0, content_index=index,
+                            part=text_part(""))
+                yield event("response.output_text.delta", item_id=item_id, output_index=0, content_index=index,
+                            delta=message, logprobs=[])
+                yield event("response.output_text.done", item_id=item_id, output_index=0, content_index=index,
+                            text=message, logprobs=[])
+                yield event("response.content_part.done", item_id=item_id, output_index=0, content_index=index,
+                            part=text_part(message))
+                item = message_item(correlation_id, [text_part(message)])
+                yield event("response.output_item.done", output_index=0, item=item)
+                output.append(item)
+            elif blocked:
                 # The refusal replaces whatever a live stream sent: the part is a refusal, not text.
                 refusal = refusal_of(data) or ""
                 part = {"type": "refusal", "refusal": ""}
@@ -176,6 +222,14 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
                 yield event("response.output_item.done", output_index=0, item=item)
                 output.append(item)
             else:
+                note = shown.note(data)
+                if note:
+                    if not opened:
+                        yield from open_message()
+                        opened, note = True, note.lstrip()
+                    text.append(note)
+                    yield event("response.output_text.delta", item_id=item_id, output_index=0, content_index=0,
+                                delta=note, logprobs=[])
                 if opened:
                     whole = "".join(text)
                     yield event("response.output_text.done", item_id=item_id, output_index=0, content_index=0,
@@ -185,7 +239,7 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
                     item = message_item(correlation_id, [text_part(whole)])
                     yield event("response.output_item.done", output_index=0, item=item)
                     output.append(item)
-                for call in function_calls_of(data, correlation_id):
+                for call in function_calls_of(data, correlation_id, shown.namespaces):
                     index = len(output)
                     yield event("response.output_item.added", output_index=index,
                                 item={**call, "arguments": "", "status": "in_progress"})
@@ -195,7 +249,8 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
                                 name=call["name"], arguments=call["arguments"])
                     yield event("response.output_item.done", output_index=index, item=call)
                     output.append(call)
-            response = finished(data, correlation_id, model=model, created_at=created_at, echo=echo, output=output)
+            response = finished(data, correlation_id, model=model, created_at=created_at, echo=echo, output=output,
+                                shown=shown)
             if on_output is not None:
                 on_output(output)
             if failure is not None:
@@ -203,7 +258,7 @@ def event_stream(steps: Iterable[tuple[str, dict]], *, correlation_id: str, mode
                 response["error"] = {"code": failure["code"], "message": failure["message"]}
                 response["incomplete_details"] = None
                 yield event("response.failed", response=response)
-            elif blocked:
+            elif blocked and not shown.blocks_as_message:
                 yield event("response.incomplete", response=response)
             else:
                 yield event("response.completed", response=response)

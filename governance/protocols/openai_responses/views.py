@@ -8,7 +8,7 @@ from rest_framework.response import Response
 from governance.api.views import reader_language
 from governance.errors import BadInput
 from governance.protocols.openai_chat.serializers import OpenAIErrorSerializer
-from governance.protocols.openai_chat.views import ERRORS, OpenAIView
+from governance.protocols.openai_chat.views import ERRORS, OpenAIView, shown_to
 from governance.protocols.openai_responses import kept, parameters, serializers, translate
 from governance.protocols.openai_responses import schema  # noqa: F401  (registers the request's OpenAPI extension)
 from governance.runs import completions
@@ -40,7 +40,8 @@ class ResponsesView(OpenAIView):
     def post(self, request):
         consumer_id = request.user.pk
         references = kept.look_up(consumer_id, kept.reference_ids(request.data))
-        data, options, stream, echo = serializers.parse_responses_request(request.data, references)
+        data, options, stream, echo, notes = serializers.parse_responses_request(request.data, references)
+        shown = shown_to(request.user, notes.namespaces)
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.correlation_id,
@@ -56,15 +57,17 @@ class ResponsesView(OpenAIView):
         if stream:
             # Opened before answering, so an error before the first event is an ordinary error response.
             steps, done = completions.planned_steps(call, completions.open_stream(call))
-            events = translate.event_stream(steps, correlation_id=call.correlation_id, model=model,
-                                            created_at=created_at, echo=echo,
+            events = translate.event_stream(translate.with_checks(steps, notes.dropped),
+                                            correlation_id=call.correlation_id, model=model,
+                                            created_at=created_at, echo=echo, shown=shown,
                                             on_output=lambda output: kept.keep(consumer_id, output))
             response = StreamingHttpResponse(events, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            body = translate.response_object(done, model=model, created_at=created_at, echo=echo)
+            done["checks"] = [*done.get("checks", []), *notes.dropped]  # what the request had dropped (§11.9)
+            body = translate.response_object(done, model=model, created_at=created_at, echo=echo, shown=shown)
             kept.keep(consumer_id, body["output"])
             response = Response(body)
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
