@@ -46,7 +46,7 @@ NAMESPACE_TOOL = {"type": "object", "required": ["type", "name", "tools"], "prop
                    "(`<namespace><name>` when the namespace ends in `__`); a call comes back as a function_call "
                    "with `name` and `namespace`."}
 HOSTED_TOOL = {"type": "object", "required": ["type"], "additionalProperties": True, "properties": {
-    "type": {"type": "string", "not": {"enum": ["function", "namespace"]}}},
+    "type": {"type": "string", "minLength": 1, "not": {"enum": ["function", "namespace"]}}},
     "description": "A hosted tool (web_search, file_search, code_interpreter, ...): OpenAI would run it, Gavel "
                    "cannot, so it is not offered to the model; `gavel.checks` carries `{\"check\": \"request\", "
                    "\"result\": \"dropped\", \"reason\": \"hosted_tool\", \"member\": \"tools[i]\", \"tool\": type}`."}
