@@ -188,3 +188,24 @@ def test_chat_completions_show_a_block_as_a_message_and_hints_as_a_note(api, pro
     streamed = chunks(post(api, "/openai/v1/chat/completions", **chat, stream=True))
     assert "".join(c["choices"][0]["delta"].get("content") or "" for c in streamed) == \
         noted["choices"][0]["message"]["content"]
+
+
+def test_a_live_stream_s_hint_note_follows_the_provider_s_deltas(api, provider_server, configuration):
+    """Report mode and no term list: the stream is live; the judge's hint comes at the end, and its note is
+    the last text delta (Responses) or content chunk (Chat Completions)."""
+    from tests.protocols.test_conformance import CLEAN, deny, judged
+
+    judged("report")(configuration)
+    blocks_as_message(api.consumer, hints_as="note")
+    provider_server.script([{"for_model": "test-model", "text": CLEAN}, deny(2, "first ferries left on time")] * 2)
+    events = typed_events(post(api, model="newsroom", input="Write about the harbour.", stream=True))
+    deltas = [e["delta"] for e in events if e["type"] == "response.output_text.delta"]
+    final = events[-1]["response"]
+    [hint] = final["gavel"]["hints"]
+    assert len(deltas) > 2 and "".join(deltas[:-1]) == CLEAN  # live: the provider's deltas as they came
+    assert deltas[-1] == f"\n\n---\nGavel: {hint['message']}"
+    assert final["output"][0]["content"][0]["text"] == CLEAN + deltas[-1]
+    streamed = chunks(post(api, "/openai/v1/chat/completions", model="newsroom", stream=True,
+                           messages=[{"role": "user", "content": "Write about the harbour."}]))
+    contents = [c["choices"][0]["delta"].get("content") for c in streamed if c["choices"][0]["delta"].get("content")]
+    assert len(contents) > 2 and "".join(contents) == CLEAN + f"\n\n---\nGavel: {hint['message']}"
