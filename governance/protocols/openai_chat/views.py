@@ -83,7 +83,9 @@ class ChatCompletionsView(OpenAIView):
                 serializers.OpenAIChatCompletionSerializer,
                 description="A chat.completion; with `stream: true`, `text/event-stream` of chat.completion.chunk "
                             "lines ending `data: [DONE]`, the last chunk carrying `gavel`. A block is HTTP 200 with "
-                            "finish_reason `content_filter`, content null and `gavel.block`.",
+                            "finish_reason `content_filter`, content null and `gavel.block` — or, for a consumer "
+                            "whose blocks show as a message, finish_reason `stop` with the block message as "
+                            "content (`gavel.block` still set).",
             ),
             502: OpenApiResponse(serializers.OpenAIErrorSerializer, description="Every provider failed (`api_error`)"),
             504: OpenApiResponse(serializers.OpenAIErrorSerializer, description="Every provider timed out"),

@@ -24,7 +24,10 @@ class ResponsesView(OpenAIView):
                             "events (`response.created` … `response.completed` / `response.incomplete`), held or "
                             "live, the last carrying the response with `gavel`. A block is HTTP 200 with status "
                             "`incomplete`, incomplete_details.reason `content_filter` and one message whose only "
-                            "part is a `refusal` with the block message.",
+                            "part is a `refusal` with the block message — or, for a consumer whose blocks show as "
+                            "a message, `completed` with the block message as `output_text`. What the request "
+                            "held that never reaches the model (client_metadata, hosted tools, ...) is dropped, "
+                            "one `gavel.checks` entry each.",
             ),
             502: OpenApiResponse(OpenAIErrorSerializer, description="Every provider failed (`api_error`)"),
             504: OpenApiResponse(OpenAIErrorSerializer, description="Every provider timed out"),
