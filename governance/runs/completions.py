@@ -33,6 +33,8 @@ logger = logging.getLogger("gavel.completions")
 
 
 _SAMPLING_KEYS = ("temperature", "max_tokens", "client_temperature", "client_max_tokens")
+# The provider's `response_format` types that ask for a JSON answer.
+JSON_FORMATS = ("json_object", "json_schema")
 
 
 # --- the completion endpoint ---
@@ -53,6 +55,19 @@ class PreparedCall:
     options: dict = field(default_factory=dict)
     busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
     surface: str = "api"  # where the text leaves Gavel, for its evidence record (SPEC §13.1)
+
+    @property
+    def answer_format(self) -> str:
+        """`json` when the client asked for a JSON answer, else `text`: screened as such (SPEC §11.8).
+        Every protocol reads its own member into the provider's `response_format` (Chat's
+        `response_format`, Responses' `text.format`, Messages' `output_config.format`); a forced tool's
+        answer is a tool call, whose arguments are always read as JSON."""
+        asked = self.options.get("response_format")
+        return "json" if isinstance(asked, dict) and asked.get("type") in JSON_FORMATS else "text"
+
+    def output_of(self, text: str, reply) -> Output:
+        """The answer as the screening reads it: its text in the format asked for, its tool calls."""
+        return Output(text=text, format=self.answer_format, tool_calls=tool_calls_of(reply))
 
     def facts(self, served_by=None) -> CallFacts:
         return CallFacts(
@@ -113,7 +128,7 @@ def run(call: PreparedCall) -> dict:
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, busy_wait=call.busy_wait, **call.options)
     # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
-    result = screen_generated(call, Output(text=reply.text or "", tool_calls=tool_calls_of(reply)), reply, served)
+    result = screen_generated(call, call.output_of(reply.text or "", reply), reply, served)
     body = result.screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     record_completion(call, body)
@@ -253,7 +268,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         tracing.stream_answered(served, call.correlation_id, reply)  # its span, under the run's (SPEC §13.2)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
-        result = screen_generated(call, Output(text="".join(parts), tool_calls=tool_calls_of(reply)), reply, served,
+        result = screen_generated(call, call.output_of("".join(parts), reply), reply, served,
                                   facts, live=not held)
         screening = result.screening
     except Exception as exc:
