@@ -140,12 +140,14 @@ def sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def holds_stream(facts: CallFacts) -> bool:
+def holds_stream(facts: CallFacts, answer_format: str = "text") -> bool:
     """Held when a term list applies or the effective rule mode is block — in a run that offers tools
-    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2)."""
+    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2). A JSON answer
+    is always held: its `\\u` escapes hide a key from a live stream's redaction, which reads the text
+    as sent, and only the whole document decodes (SPEC §9, §11.8)."""
     from termlists.guardrail import lists_apply
 
-    return facts.strictest_mode == "block" or lists_apply(facts)
+    return answer_format == "json" or facts.strictest_mode == "block" or lists_apply(facts)
 
 
 def open_stream(call: PreparedCall):
@@ -163,7 +165,7 @@ def open_stream(call: PreparedCall):
     from judging.llm import ProviderError, UnsupportedParameters, stream, whole_answer
 
     facts = call.facts()
-    held = holds_stream(facts)
+    held = holds_stream(facts, call.answer_format)
     ask = whole_answer if held else stream
     errors, failures = [], []
 
@@ -238,7 +240,7 @@ def _hold_of(call: PreparedCall, opened, facts=None) -> tuple[CallFacts, bool]:
     facts = facts or getattr(handle, "facts", None) or call.facts()
     facts.served_by = served.provider
     held = getattr(handle, "held", None)
-    return facts, holds_stream(facts) if held is None else held
+    return facts, holds_stream(facts, call.answer_format) if held is None else held
 
 
 def stream_steps(call: PreparedCall, opened=None, facts=None):
