@@ -160,3 +160,23 @@ def test_responses_parse_never_decodes_a_blocked_answer_to_the_forbidden_word(sd
     response = sdk.responses.parse(model="newsroom", input="Where is the shop?", text_format=City)
     assert response.status == "incomplete" and response.output_parsed is None
     assert "Rabatt" not in (response.output_text or "")
+
+
+@pytest.mark.django_db(transaction=True)
+def test_anthropic_messages_parse_never_decodes_a_blocked_answer_to_the_forbidden_word(live_server, token,
+                                                                                       provider_server, discounts):
+    import anthropic
+
+    provider_server.script([{"text": '{"city": "\\u0052abatt", "street": "Holstenstrasse 12"}'},
+                            {"text": '{"city": "\\u004biel", "street": "Holstenstrasse 12"}'}])
+    ask = {"model": "newsroom", "max_tokens": 200, "output_format": City,
+           "messages": [{"role": "user", "content": "Where is the shop?"}]}
+    with anthropic.Anthropic(base_url=f"{live_server.url}/anthropic", api_key=token, max_retries=0,
+                             timeout=30) as client:
+        # A block's text block is Gavel's message, which is no City: the helper raises, parsing nothing.
+        with pytest.raises(pydantic.ValidationError):
+            client.messages.parse(**ask)
+        [sent] = [r.body for r in provider_server.chat_requests]
+        assert sent["response_format"]["type"] == "json_schema"  # output_config.format reached the provider
+        clean = client.messages.parse(**ask)
+    assert clean.stop_reason == "end_turn" and clean.parsed_output == City(city="Kiel", street="Holstenstrasse 12")
