@@ -180,3 +180,14 @@ def test_anthropic_messages_parse_never_decodes_a_blocked_answer_to_the_forbidde
         assert sent["response_format"]["type"] == "json_schema"  # output_config.format reached the provider
         clean = client.messages.parse(**ask)
     assert clean.stop_reason == "end_turn" and clean.parsed_output == City(city="Kiel", street="Holstenstrasse 12")
+
+
+@pytest.mark.parametrize("listed", [False, True], ids=["no_list", "list"])
+def test_a_json_answer_nested_too_deep_to_walk_is_screened_as_text_not_a_500(client, token, provider_server,
+                                                                             request, listed):
+    if listed:
+        request.getfixturevalue("discounts")
+    deep = "[" * 50_000 + '"\\u0052abatt"' + "]" * 50_000
+    provider_server.script([{"text": deep}])
+    body = chat(client, token, response_format=JSON_OBJECT).json()
+    assert body["gavel"]["outcome"] == ("blocked" if listed else "allowed")
