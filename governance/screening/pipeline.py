@@ -246,15 +246,11 @@ class Screening:
                     texts.append(decoded)
         return texts
 
-    def proposes_tool_calls(self) -> bool:
-        return bool(self.output.tool_calls)
-
     def finished_answer(self) -> str | None:
         """The answer when it is finished text (SPEC §3); JSON counts by its strings. The answer of a
         run that offers tools is screened but is finished text only when it proposes no tool call
         (a text answer, SPEC §8.2): an answer that proposes one is not asked for required terms."""
-        if (self.facts.offers_tools and self.proposes_tool_calls()) \
-                or self.facts.kind in ("image_description", "internal"):
+        if (self.facts.offers_tools and self.output.tool_calls) or self.facts.kind in ("image_description", "internal"):
             return None
         text = self.answer_json_text if self.reads_as_json else self.output.text
         return text if textlib.is_finished_text(text) else None

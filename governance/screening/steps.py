@@ -39,7 +39,6 @@ def redact_secrets(screening) -> None:
     screening.record("redacted", "secret_redaction", {"kinds": counts, "count": len(kinds)})
 
 
-
 def _escapes_hiding_a_key(text: str) -> str:
     """`text` with its `\\u` escapes decoded when that shows a key redaction would not find otherwise
     (a lenient JSON parser decodes them); else `text` as it is."""
