@@ -98,18 +98,20 @@ def _forbidden_places(screening) -> list[tuple[int | None, str | None, Prepared]
     """(tool call index, argument path, prepared text) for every text forbidden terms are searched in
     (§5.3, §8.2).
 
-    The answer (as delivered, and a JSON answer's decoded strings and keys) unless the run offers
-    tools, then the strings of every tool call not declared a read: values and object keys. Each
-    text is prepared once for all the lists that search it.
+    The answer (as delivered, and a JSON answer's decoded strings and keys), then the name, id and
+    strings of every tool call not declared a read: values and object keys. Each text is prepared once
+    for all the lists that search it.
     """
     places = [(None, None, text) for text in screening.answer_texts()]
+    places.extend(screening.tool_call_labels())
     places.extend(screening.tool_argument_texts(keys=True))
     return [(index, path, prepare(text)) for index, path, text in places]
 
 
 def _required_text(screening) -> str | None:
-    """The text required terms are demanded from: finished text (§3) that is not JSON (§5.3)."""
-    if screening.output.format == "json":
+    """The text required terms are demanded from: finished text (§3) that is not JSON (§5.3). An answer
+    that was to be JSON and does not parse is text."""
+    if screening.reads_as_json:
         return None
     return screening.finished_answer()
 

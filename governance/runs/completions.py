@@ -33,6 +33,8 @@ logger = logging.getLogger("gavel.completions")
 
 
 _SAMPLING_KEYS = ("temperature", "max_tokens", "client_temperature", "client_max_tokens")
+# The provider's `response_format` types that ask for a JSON answer.
+JSON_FORMATS = ("json_object", "json_schema")
 
 
 # --- the completion endpoint ---
@@ -53,6 +55,19 @@ class PreparedCall:
     options: dict = field(default_factory=dict)
     busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
     surface: str = "api"  # where the text leaves Gavel, for its evidence record (SPEC §13.1)
+
+    @property
+    def answer_format(self) -> str:
+        """`json` when the client asked for a JSON answer, else `text`: screened as such (SPEC §11.8).
+        Every protocol reads its own member into the provider's `response_format` (Chat's
+        `response_format`, Responses' `text.format`, Messages' `output_config.format`); a forced tool's
+        answer is a tool call, whose arguments are always read as JSON."""
+        asked = self.options.get("response_format")
+        return "json" if isinstance(asked, dict) and asked.get("type") in JSON_FORMATS else "text"
+
+    def output_of(self, text: str, reply) -> Output:
+        """The answer as the screening reads it: its text in the format asked for, its tool calls."""
+        return Output(text=text, format=self.answer_format, tool_calls=tool_calls_of(reply))
 
     def facts(self, served_by=None) -> CallFacts:
         return CallFacts(
@@ -113,7 +128,7 @@ def run(call: PreparedCall) -> dict:
     reply, served = call_model(call.configuration, call.messages, correlation_id=call.correlation_id,
                                actor=call.actor, busy_wait=call.busy_wait, **call.options)
     # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
-    result = screen_generated(call, Output(text=reply.text or "", tool_calls=tool_calls_of(reply)), reply, served)
+    result = screen_generated(call, call.output_of(reply.text or "", reply), reply, served)
     body = result.screening.as_response(call.policy_version)
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     record_completion(call, body)
@@ -125,12 +140,14 @@ def sse(event: str, data: dict) -> str:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
 
-def holds_stream(facts: CallFacts) -> bool:
+def holds_stream(facts: CallFacts, answer_format: str = "text") -> bool:
     """Held when a term list applies or the effective rule mode is block — in a run that offers tools
-    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2)."""
+    too: Gavel cannot know in advance whether the model will answer with text (SPEC §8.2). A JSON answer
+    is always held: its `\\u` escapes hide a key from a live stream's redaction, which reads the text
+    as sent, and only the whole document decodes (SPEC §9, §11.8)."""
     from termlists.guardrail import lists_apply
 
-    return facts.strictest_mode == "block" or lists_apply(facts)
+    return answer_format == "json" or facts.strictest_mode == "block" or lists_apply(facts)
 
 
 def open_stream(call: PreparedCall):
@@ -148,7 +165,7 @@ def open_stream(call: PreparedCall):
     from judging.llm import ProviderError, UnsupportedParameters, stream, whole_answer
 
     facts = call.facts()
-    held = holds_stream(facts)
+    held = holds_stream(facts, call.answer_format)
     ask = whole_answer if held else stream
     errors, failures = [], []
 
@@ -223,7 +240,7 @@ def _hold_of(call: PreparedCall, opened, facts=None) -> tuple[CallFacts, bool]:
     facts = facts or getattr(handle, "facts", None) or call.facts()
     facts.served_by = served.provider
     held = getattr(handle, "held", None)
-    return facts, holds_stream(facts) if held is None else held
+    return facts, holds_stream(facts, call.answer_format) if held is None else held
 
 
 def stream_steps(call: PreparedCall, opened=None, facts=None):
@@ -253,7 +270,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         _count_usage(served, day, reply.usage.get("total_tokens", 0), reply.cost, reply.latency_ms)
         tracing.stream_answered(served, call.correlation_id, reply)  # its span, under the run's (SPEC §13.2)
         # A held stream may escalate; a live one has already sent its text (SPEC §8.1).
-        result = screen_generated(call, Output(text="".join(parts), tool_calls=tool_calls_of(reply)), reply, served,
+        result = screen_generated(call, call.output_of("".join(parts), reply), reply, served,
                                   facts, live=not held)
         screening = result.screening
     except Exception as exc:

@@ -72,7 +72,8 @@ def screen_generated(call, output: Output, reply, served, facts: CallFacts | Non
         generated = Generated(run_pipeline(output, facts), reply, served)
     else:
         second_reply, second_served = answer
-        second_output = Output(text=second_reply.text or "", tool_calls=tool_calls_of(second_reply))
+        second_output = Output(text=second_reply.text or "", format=output.format,
+                               tool_calls=tool_calls_of(second_reply))
         second_facts = replace(facts, served_by=second_served.provider, escalates=False)
         generated = Generated(run_pipeline(second_output, second_facts), second_reply, second_served,
                               escalated_from=served.identifier)

@@ -29,6 +29,10 @@ PIPELINE = (
     "judging.guardrail.judge_rules",
 )
 
+# Where a forbidden term in a tool call's name or id is reported (a hint's `argument`): never a path
+# into the arguments, which are keys and indexes (SPEC §11.1).
+NAME_PLACE, ID_PLACE = "(name)", "(id)"
+
 KINDS = ("completion", "queued_task", "field_fill", "image_description", "internal")
 MODE_STRICTNESS = {"off": 0, "report": 1, "block": 2}
 
@@ -192,6 +196,16 @@ class Screening:
             calls = [(i, c) for i, c in calls if c.name not in self.read_tools]
         return calls
 
+    def tool_call_labels(self) -> list[tuple[int, str, str]]:
+        """(tool call index, "(name)" or "(id)", value) of every screened call: the model writes a call's
+        name and id too, so forbidden terms are searched there like in its arguments (SPEC §11.8)."""
+        found = []
+        for index, call in self.screened_tool_calls():
+            found.append((index, NAME_PLACE, call.name or ""))
+            if call.id:
+                found.append((index, ID_PLACE, call.id))
+        return found
+
     def tool_argument_texts(self, keys: bool = False) -> list[tuple[int, str, str]]:
         """(tool call index, argument path, string value) for every screened call; with `keys`, object
         keys and duplicate keys' values too (the forbidden-term search, textlib.argument_strings)."""
@@ -203,6 +217,7 @@ class Screening:
 
     @cached_property
     def answer_json_text(self) -> str | None:
+        """A `json` answer's strings, one per line; None for a text answer or one that does not parse."""
         if self.output.format != "json":
             return None
         try:
@@ -210,25 +225,34 @@ class Screening:
         except textlib.NotJSON:
             return None
 
+    @property
+    def reads_as_json(self) -> bool:
+        """Whether the answer is screened as JSON: asked to be JSON, and it parses. An answer that was to
+        be JSON and does not parse (cut off, or prose) is screened as text (docs/termlists.md)."""
+        return self.answer_json_text is not None
+
     def answer_texts(self) -> list[str]:
         """The answer as delivered and, for JSON, as its decoded strings, keys included (so `\\u004b`
-        hides nothing, in a value or in a key). Offering a tool never takes the answer out (SPEC §8.2)."""
+        hides nothing, in a value or in a key). An answer that was to be JSON and does not parse is read
+        with its `\\u` escapes decoded too: a lenient parser would decode them. Offering a tool never
+        takes the answer out (SPEC §8.2)."""
         texts = [self.output.text]
         if self.output.format == "json":
             try:
                 texts.append(textlib.json_search_text(self.output.text))
             except textlib.NotJSON:
-                pass
+                decoded = textlib.decode_unicode_escapes(self.output.text)
+                if decoded != self.output.text:
+                    texts.append(decoded)
         return texts
 
     def finished_answer(self) -> str | None:
         """The answer when it is finished text (SPEC §3); JSON counts by its strings. The answer of a
-        run that offers tools is screened but never finished text: no required terms are demanded."""
-        if self.facts.offers_tools or self.facts.kind in ("image_description", "internal"):
+        run that offers tools is screened but is finished text only when it proposes no tool call
+        (a text answer, SPEC §8.2): an answer that proposes one is not asked for required terms."""
+        if (self.facts.offers_tools and self.output.tool_calls) or self.facts.kind in ("image_description", "internal"):
             return None
-        text = self.answer_json_text if self.output.format == "json" else self.output.text
-        if text is None:
-            return None
+        text = self.answer_json_text if self.reads_as_json else self.output.text
         return text if textlib.is_finished_text(text) else None
 
     def judged_text(self) -> str | None:
@@ -243,7 +267,7 @@ class Screening:
         if self.facts.kind in ("internal", "image_description"):
             return None
         arguments = [value for _, _, value in self.tool_argument_texts()]
-        answer = self.answer_json_text if self.output.format == "json" else self.output.text
+        answer = self.answer_json_text if self.reads_as_json else self.output.text
         parts = [p for p in [answer or "", *arguments] if p]
         joined = "\n".join(parts)
         return joined if textlib.is_finished_text(joined) else None

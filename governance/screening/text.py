@@ -61,10 +61,10 @@ def _decoded_strings(node, *, keys: bool, found: list[str]) -> list[str]:
 def json_strings(text: str) -> list[str]:
     """String values of a JSON document in document order (keys are not values)."""
     try:
-        document = json.loads(text)
-    except (TypeError, ValueError) as exc:
+        return _decoded_strings(json.loads(text), keys=False, found=[])
+    except (TypeError, ValueError, RecursionError) as exc:
+        # Nested too deep to walk is no document either: it is read as text.
         raise NotJSON(str(exc)) from exc
-    return _decoded_strings(document, keys=False, found=[])
 
 
 def json_text(text: str) -> str:
@@ -94,10 +94,31 @@ def json_search_text(text: str) -> str:
     """A JSON answer as forbidden terms are searched in it (SPEC §5.3): every decoded string, object
     keys and each duplicate key's value included, in document order, one per line."""
     try:
-        document = load_json_members(text)
-    except (TypeError, ValueError) as exc:
+        return "\n".join(_decoded_strings(load_json_members(text), keys=True, found=[]))
+    except (TypeError, ValueError, RecursionError) as exc:
         raise NotJSON(str(exc)) from exc
-    return "\n".join(_decoded_strings(document, keys=True, found=[]))
+
+
+# A JSON `\uXXXX` escape, a surrogate pair as one.
+_UNICODE_ESCAPE = re.compile(r"\\u([dD][89abAB][0-9a-fA-F]{2})\\u([dD][c-fC-F][0-9a-fA-F]{2})|\\u([0-9a-fA-F]{4})")
+
+
+def _unescaped(match: re.Match) -> str:
+    if match.group(3) is None:
+        high, low = int(match.group(1), 16), int(match.group(2), 16)
+        return chr(0x10000 + ((high - 0xD800) << 10) + (low - 0xDC00))
+    point = int(match.group(3), 16)
+    # A lone surrogate stays written as it was (no text holds it); so does an escape that must stay one
+    # in a JSON string (quote, backslash, control characters), so the text reads the same to a parser.
+    if 0xD800 <= point <= 0xDFFF or point < 0x20 or point in (0x22, 0x5C):
+        return match.group(0)
+    return chr(point)
+
+
+def decode_unicode_escapes(text: str) -> str:
+    """`text` with its JSON `\\u` escapes written as the characters they stand for: what a lenient parser
+    (a partial-JSON or repairing one) reads out of an answer that was to be JSON and does not parse."""
+    return _UNICODE_ESCAPE.sub(_unescaped, text) if "\\u" in text else text
 
 
 def argument_strings(arguments, path: str = "", *, keys: bool = False) -> list[tuple[str, str]]:

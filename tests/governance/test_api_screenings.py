@@ -62,6 +62,16 @@ def test_secret_in_tool_call_arguments_is_masked(api):
     assert body["tool_calls"][0]["name"] == "save"
 
 
+def test_a_tool_call_s_name_and_id_are_masked_like_its_arguments(api):
+    # SPEC §11.8: the model writes them too; a key there reached the client before.
+    key = SECRETS["github"]
+    body = screen(api, text="ok", tool_calls=[{"id": f"call_{key}", "name": f"save_{key}",
+                                               "arguments": {"body": "x"}}]).json()
+    assert body["tool_calls"] == [{"id": "call_ghp_***", "name": "save_ghp_***", "arguments": {"body": "x"}}]
+    event = GovernanceEvent.objects.get(correlation_id=body["id"])
+    assert event.detail == {"kinds": {"github_token": 2}, "count": 2}
+
+
 def test_response_has_every_field_and_headers(api):
     response = screen(api, text="Hello.", format="text")
     body = response.json()

@@ -19,7 +19,7 @@ import governance.protocols
 from governance.models import Configuration, EvidenceRecord, GovernanceEvent, set_links
 from snippets.models import Snippet
 from termlists.models import TermList
-from tests.protocols.adapters import ADAPTERS, Ask, Outcome, Tool
+from tests.protocols.adapters import ADAPTERS, Ask, Outcome, Tool, sse_events
 
 pytestmark = pytest.mark.django_db
 
@@ -31,6 +31,12 @@ KEY = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8S9t0U1v2W3x4"
 WITH_KEY = CLEAN + " The key is " + KEY + " for the archive."
 SAVE = Tool("save_article", "Save the article.", {"type": "object", "properties": {"body": {"type": "string"}}})
 SECRET_ARGUMENT = "Kunde harbour draft 7731"
+# A JSON answer (SPEC §11.8): its forbidden term written as a JSON escape, which every parser decodes.
+CITY = {"type": "object", "properties": {"city": {"type": "string"}, "street": {"type": "string"}},
+        "required": ["city", "street"]}
+ESCAPED_JSON = '{"city": "\\u0052abatt", "street": "Holstenstrasse 12"}'
+CLEAN_JSON = '{"city": "\\u004biel", "street": "Holstenstrasse 12"}'
+GITHUB_KEY = "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8"
 
 
 def deny(rule: int, passage: str) -> dict:
@@ -46,6 +52,11 @@ def brand_words(configuration):
 def masthead(configuration):
     TermList.objects.create(name="Masthead", required="Harbour Gazette",
                             message="Name the paper.").configurations.set([configuration])
+
+
+def discount_words(configuration):
+    TermList.objects.create(name="Discounts", forbidden="Rabatt", message="No discounts.").configurations.set(
+        [configuration])
 
 
 def judged(mode: str):
@@ -107,6 +118,31 @@ CASES = (
     Case("redaction", Ask("Write about the harbour."), [{"text": WITH_KEY}],
          outcome="allowed", text=WITH_KEY.replace(KEY, "sk-***"),
          events=frozenset({("redacted", "secret_redaction")}), never_sent=(KEY, KEY[3:20])),
+    # An answer the client asked to be JSON is screened as JSON: its strings decoded, `\\u` escapes included.
+    Case("json_escape_block", Ask("Where is the shop?", json_schema=CITY), [{"text": ESCAPED_JSON}],
+         setup=discount_words, deliveries=("plain", "held"), outcome="blocked", text="", message="No discounts.",
+         events=frozenset({("blocked", "term_list")}), never_sent=("u0052abatt", "Holstenstrasse")),
+    Case("json_clean", Ask("Where is the shop?", json_schema=CITY), [{"text": CLEAN_JSON}], setup=discount_words,
+         deliveries=("plain", "held"), outcome="allowed", text=CLEAN_JSON),
+    # A tool call's name and id are redacted and screened like its arguments (SPEC §11.8, §8.2).
+    Case("tool_name_key", Ask("Save an article about the harbour.", tools=(SAVE,)),
+         [{"tool_calls": [{"id": "call_" + GITHUB_KEY, "name": "save_" + GITHUB_KEY,
+                           "arguments": {"body": "Harbour notes."}}]}],
+         outcome="allowed", text="", tool_calls=[{"name": "save_ghp_***", "arguments": {"body": "Harbour notes."}}],
+         events=frozenset({("redacted", "secret_redaction")}), never_sent=(GITHUB_KEY, GITHUB_KEY[4:20])),
+    Case("tool_name_block", Ask("Save an article about the harbour.", tools=(SAVE,)),
+         [{"tool_calls": [{"id": "call_1", "name": "kunde-save", "arguments": {"body": "Harbour draft 7731."}}]}],
+         setup=brand_words, deliveries=("plain", "held"), outcome="blocked", text="", message="Say customer.",
+         events=frozenset({("blocked", "term_list")}), never_sent=("kunde-save", "draft 7731")),
+    # A text answer of a run that offers tools but proposes no call is finished text (SPEC §8.2).
+    *(Case(f"required_term_tools_{choice}", Ask("Write about the harbour.", tools=(SAVE,), tool_choice=choice),
+           [{"text": CLEAN}], setup=masthead, deliveries=("plain", "held"), outcome="blocked", text="",
+           message="Harbour Gazette", events=frozenset({("blocked", "term_list")}), never_sent=("fish market",))
+      for choice in ("none", "auto")),
+    Case("required_term_not_asked_of_a_tool_call", Ask("Save an article about the harbour.", tools=(SAVE,)),
+         [{"tool_calls": [{"id": "call_1", "name": "save_article", "arguments": {"body": CLEAN}}]}], setup=masthead,
+         deliveries=("plain", "held"), outcome="allowed", text="",
+         tool_calls=[{"name": "save_article", "arguments": {"body": CLEAN}}]),
     Case("unsupported_parameter", Ask("Write about the harbour.", unsupported=True), [{"text": CLEAN}],
          status=400, unsupported_param=True),
 )
@@ -163,9 +199,10 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
         assert got.message is None and got.gavel["block"] is None
     logged = GovernanceEvent.objects.filter(correlation_id=got.gavel["id"])
     assert {(event.decision, event.check_name) for event in logged} == case.events
-    # A delivered text leaves one evidence record naming the protocol it left by; a held block leaves none.
+    # A delivered text leaves one evidence record naming the protocol it left by; a held block and an
+    # answer that is only tool calls (no text to record) leave none.
     evidence = EvidenceRecord.objects.filter(correlation_id=got.gavel["id"])
-    if case.outcome != "blocked":
+    if case.outcome != "blocked" and case.text:
         assert [(e.surface, e.outcome) for e in evidence] == [(adapter.name, case.outcome)]
     else:
         assert not evidence.exists()
@@ -179,3 +216,30 @@ def test_every_protocol_has_an_adapter():
     assert set(ADAPTERS) == protocols
     for adapter in ADAPTERS.values():
         assert adapter.name and adapter.unsupported[0]
+
+
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "held"])
+def test_rest_completions_hold_a_text_answer_of_a_tool_run_to_the_required_terms(stream, client, configuration,
+                                                                                  make_consumer, provider_server):
+    """The fourth protocol, POST /api/v1/completions (no `tool_choice` there: the model answers with
+    text although tools are offered): the text is finished text and lacks the required term (SPEC §8.2)."""
+    _consumer, token = make_consumer("newsroom-app", [configuration])
+    masthead(configuration)
+    provider_server.script([{"text": CLEAN}])
+    tools = [{"type": "function", "function": {"name": SAVE.name, "parameters": SAVE.parameters}}]
+    response = client.post("/api/v1/completions", data=json.dumps({
+        "configuration": "newsroom", "messages": [{"role": "user", "content": "Write about the harbour."}],
+        "tools": tools, "stream": stream}), content_type="application/json",
+        headers={"Authorization": f"Bearer {token}"})
+    assert response.status_code == 200
+    raw = b"".join(response.streaming_content) if response.streaming else response.content
+    assert b"fish market" not in raw
+    if stream:
+        events = [(name, json.loads(data)) for name, data in sse_events(raw)]
+        assert [name for name, _data in events] == ["blocked", "done"]
+        body = events[-1][1]
+    else:
+        body = json.loads(raw)
+    assert body["outcome"] == "blocked" and "Harbour Gazette" in body["block"]["message"]
+    assert response["X-Gavel-Outcome"] == "blocked"
+

@@ -274,13 +274,23 @@ def test_in_a_tool_run_the_answer_is_searched_for_forbidden_terms(api, make_list
     assert "text" not in body and body["block"]["check"] == "term_list"
 
 
-def test_in_a_tool_run_the_answer_is_not_asked_for_required_terms(api, make_list):
-    # Not finished text (SPEC §3): the answer of a tool run is searched, never asked to carry a term.
+def test_in_a_tool_run_an_answer_proposing_a_call_is_not_asked_for_required_terms(api, make_list):
+    # Not finished text (SPEC §3, §8.2): an answer that proposes a tool call is searched, never asked to
+    # carry a term.
     make_list(required="Impressum")
     assert screen(api, long_text("Hallo"))["outcome"] == "blocked"
-    body = screen(api, long_text("Hallo"), offers_tools=True)
+    calls = [{"id": "w", "name": "save_page", "arguments": {"body": "Draft."}}]
+    body = screen(api, long_text("Hallo"), offers_tools=True, tool_calls=calls)
     assert body["outcome"] == "allowed"
     assert body["text"] == long_text("Hallo")
+
+
+def test_in_a_tool_run_a_text_answer_with_no_call_must_hold_the_required_terms(api, make_list):
+    # SPEC §8.2 (amended): offering tools does not switch required terms off; a text answer is finished text.
+    make_list(required="Impressum")
+    body = screen(api, long_text("Hallo"), offers_tools=True)
+    assert body["outcome"] == "blocked" and "Impressum" in body["block"]["message"]
+    assert screen(api, long_text("Impressum"), offers_tools=True)["outcome"] == "allowed"
 
 
 def test_in_a_tool_run_write_arguments_are_searched_and_a_block_returns_no_tool_call(api, make_list):

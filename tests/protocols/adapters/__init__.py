@@ -47,6 +47,10 @@ class Ask:
     system: str = ""
     tools: tuple[Tool, ...] = ()
     unsupported: bool = False  # also send the adapter's `unsupported` parameter
+    # A JSON answer asked for with this JSON schema: the protocol's own member (Chat `response_format`,
+    # Responses `text.format`, Messages `output_config.format`), None for a text answer.
+    json_schema: dict | None = None
+    tool_choice: str | None = None  # "auto" or "none", in the protocol's own shape; None sends none
 
 
 @dataclass

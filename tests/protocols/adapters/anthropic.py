@@ -29,6 +29,10 @@ class Anthropic:
         if ask.tools:
             body["tools"] = [{"name": tool.name, "description": tool.description, "input_schema": tool.parameters}
                              for tool in ask.tools]
+        if ask.tool_choice:
+            body["tool_choice"] = {"type": ask.tool_choice}
+        if ask.json_schema:
+            body["output_config"] = {"format": {"type": "json_schema", "schema": ask.json_schema}}
         if ask.unsupported:
             body[self.unsupported[0]] = self.unsupported[1]
         return "/anthropic/v1/messages", {"x-api-key": token, "anthropic-version": "2023-06-01"}, body

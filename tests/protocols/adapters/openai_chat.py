@@ -27,6 +27,11 @@ class OpenAIChat:
             body["tools"] = [{"type": "function", "function": {
                 "name": tool.name, "description": tool.description, "parameters": tool.parameters}}
                 for tool in ask.tools]
+        if ask.tool_choice:
+            body["tool_choice"] = ask.tool_choice
+        if ask.json_schema:
+            body["response_format"] = {"type": "json_schema", "json_schema": {"name": "answer",
+                                                                              "schema": ask.json_schema}}
         if ask.unsupported:
             body[self.unsupported[0]] = self.unsupported[1]
         return "/openai/v1/chat/completions", {"Authorization": f"Bearer {token}"}, body

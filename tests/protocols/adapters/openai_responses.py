@@ -37,6 +37,10 @@ class OpenAIResponses:
         if ask.tools:
             body["tools"] = [{"type": "function", "name": tool.name, "description": tool.description,
                               "parameters": tool.parameters} for tool in ask.tools]
+        if ask.tool_choice:
+            body["tool_choice"] = ask.tool_choice
+        if ask.json_schema:
+            body["text"] = {"format": {"type": "json_schema", "name": "answer", "schema": ask.json_schema}}
         if ask.unsupported:
             body[self.unsupported[0]] = self.unsupported[1]
         return "/openai/v1/responses", {"Authorization": f"Bearer {token}"}, body
