@@ -7,7 +7,7 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
+from governance.api.parsers import BodyParser
 from rest_framework.response import Response
 
 from governance import policy
@@ -39,7 +39,7 @@ class PolicyTestRequest(StrictSerializer):
 
 class PolicyTestView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
-    parser_classes = [JSONParser]
+    parser_classes = [BodyParser]
 
     @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    summary="Screen the policy examples under the policy, or under a draft (nothing written)")

@@ -151,3 +151,44 @@ def nested_deeper_than(node, limit: int = MAX_JSON_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+# A JSON string (skipped whole, escapes included) or a bracket: what nesting is read from without parsing.
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_NESTING_BYTES = re.compile(_NESTING.pattern.encode())
+
+
+def nesting_beyond(raw: str | bytes, limit: int) -> str | None:
+    """Read without parsing (so before anything recurses): None when the JSON text `raw` nests objects and
+    arrays at most `limit` levels, else where it goes deeper -- the outermost object's member whose value
+    does, or "" when the outermost value is not an object. Linear; malformed JSON is left to the parser."""
+    if isinstance(raw, bytes):
+        opening, pattern, quote, opener = b"[{", _NESTING_BYTES, 34, 123  # '"' and '{' as bytes read
+    else:
+        opening, pattern, quote, opener = "[{", _NESTING, '"', "{"
+    if raw.count(opening[:1]) + raw.count(opening[1:]) <= limit:
+        return None  # fewer brackets than levels: nothing to read
+    depth = 0
+    outermost = member = None
+    for match in pattern.finditer(raw):
+        token = match.group()
+        first = token[0]
+        if first == quote:
+            if depth == 1:
+                member = token  # at the outermost level, a container's member name comes right before it
+        elif token in ("[", "{", b"[", b"{"):
+            depth += 1
+            if outermost is None:
+                outermost = first
+            if depth > limit:
+                if outermost != opener or member is None:
+                    return ""
+                name = member.decode("utf-8", "replace") if isinstance(member, bytes) else member
+                try:
+                    return json.loads(name)
+                except ValueError:
+                    return name[1:-1]
+        else:
+            depth -= 1
+    return None
+
