@@ -7,21 +7,20 @@ import json
 import re
 from itertools import islice
 
-import regex
-
-# The matcher's own tag rule, so word counts and matching read the same text.
+# The matcher's own tag rule and invisible characters, so word counts and matching read the same text.
+from termlists import invisible
 from termlists.matcher import TAG_RE
 
 FINISHED_TEXT_MIN_WORDS = 30
 
 # A word is a maximal run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
-# Invisible format characters (Unicode category Cf: zero-width space, soft hyphen, ...).
-_FORMAT_CHARS = regex.compile(r"\p{Cf}+")
+# Invisible characters (zero-width space, soft hyphen, variation selectors, ...): the matcher's own table.
+_FORMAT_CHARS = re.compile(f"[{invisible.CLASS}]+")
 
 
 def strip_markup(text: str) -> str:
-    """Text with tags removed without a trace, entities decoded, invisible format characters dropped."""
+    """Text with tags removed without a trace, entities decoded, invisible characters dropped."""
     stripped = TAG_RE.sub("", text)
     if "&" in stripped:
         stripped = html.unescape(stripped)
