@@ -70,6 +70,13 @@ def test_any_invisible_character_anywhere_in_a_term_leaves_it_found(term, char, 
     assert TermMatcher([term + "*"]).find(text) == [term + "*"]
 
 
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(sorted(invisible.INVISIBLE)), st.integers(1, len(KEY) - 1))
+def test_any_invisible_character_anywhere_in_a_key_leaves_it_masked(char, at):
+    redacted = redact(f"The key is {KEY[:at]}{char}{KEY[at:]} for the archive.")
+    assert redacted.findings and max(KEY[:at], KEY[at:], key=len) not in redacted.text
+
+
 # Every category but the surrogates (no str holds one alone) and the unassigned (Cn: only the
 # default-ignorable ones are in the table; others may be assigned visible characters tomorrow).
 CATEGORIES = ("Lu", "Ll", "Lt", "Lm", "Lo", "Mn", "Mc", "Me", "Nd", "Nl", "No", "Pc", "Pd", "Ps", "Pe", "Pi", "Pf",
