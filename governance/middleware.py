@@ -1,4 +1,5 @@
-"""Request ids on every response, and JSON errors instead of HTML pages under /api/, /openai/, /anthropic/ and /healthz."""
+"""Request ids on every response, JSON errors instead of HTML pages under /api/, /openai/, /anthropic/ and /healthz,
+and the plain outage page on every other path while the database is unreachable."""
 import logging
 import re
 import sys

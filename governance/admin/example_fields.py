@@ -8,8 +8,8 @@ names that do. Without JavaScript every option shows; example-findings.js narrow
 from __future__ import annotations
 
 from django import forms
-from django.forms.fields import InvalidJSONInput
 from django.core.exceptions import ValidationError
+from django.forms.fields import InvalidJSONInput
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext

@@ -12,12 +12,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from governance.api.parsers import BodyParser
 from rest_framework.response import Response
 
 from governance import policy
 from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
+from governance.api.parsers import BodyParser
 from governance.api.release_views import DraftField
 from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int

@@ -7,12 +7,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from governance.api.parsers import BodyParser
 from rest_framework.response import Response
 
 from governance import policy
 from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
+from governance.api.parsers import BodyParser
 from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
 from governance.errors import BadInput

@@ -190,4 +190,3 @@ def nesting_beyond(raw: str | bytes, limit: int) -> str | None:
         else:
             depth -= 1
     return None
-
