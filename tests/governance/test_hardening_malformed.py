@@ -6,11 +6,14 @@ import pytest
 from django.db import OperationalError
 from django.db.models.sql import compiler
 from django.test import Client
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from rest_framework.test import APIClient
 
 from governance import policy
 from governance.api.parsers import MAX_BODY_DEPTH
 from governance.models import PolicyDraft
+from governance.screening.text import nesting_beyond
 from tests.governance.test_admin import superuser, superuser_client  # noqa: F401
 from tests.governance.test_policy_example_admin import form
 from tests.governance.test_policy_examples import small_policy
@@ -171,3 +174,31 @@ def test_in_debug_a_real_bug_on_a_page_is_still_django_s_debug_page(settings, mo
     monkeypatch.setattr(compiler.SQLCompiler, "execute_sql", lambda *a, **k: 1 / 0)
     response = client.post("/admin/login/", {"username": "root", "password": "pw-12345678"})
     assert response.status_code == 500
+
+
+# --- the depth read without parsing (governance/screening/text.py) ---
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(alphabet='[]{}"\\ab:,'),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(alphabet='[]{}"\\ab'), inner,
+                                                                                 max_size=3), max_leaves=30)
+
+
+def depth_of(node) -> int:
+    children = list(node.values()) if isinstance(node, dict) else node if isinstance(node, list) else None
+    return 0 if children is None else 1 + max(map(depth_of, children), default=0)
+
+
+@settings(max_examples=400, deadline=None)
+@given(JSON, st.integers(0, 6))
+def test_the_depth_read_without_parsing_is_the_parsed_depth(document, limit):
+    text = json.dumps(document)
+    beyond = nesting_beyond(text, limit)
+    assert (beyond is not None) == (depth_of(document) > limit)
+    assert nesting_beyond(text.encode(), limit) == beyond  # bytes read as the text
+    if beyond:  # the member named is one whose value goes too deep
+        assert depth_of(document[beyond]) >= limit
+
+
+def test_the_member_named_is_the_outermost_one():
+    assert nesting_beyond('{"a": 1, "b\\"c": [[[]]], "d": []}', 2) == 'b"c'
+    assert nesting_beyond('[{"a": [[[]]]}]', 2) == ""
+    assert nesting_beyond('{"a": "[[[[[[", "b": [1]}', 2) is None
