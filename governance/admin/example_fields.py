@@ -212,7 +212,10 @@ class ToolCallsField(forms.JSONField):
     def to_python(self, value):
         if self.too_deep(value):
             raise forms.ValidationError(MSG_JSON_TOO_DEEP, code="too_deep")
-        return super().to_python(value)
+        try:
+            return super().to_python(value)
+        except RecursionError as exc:  # malformed past what the depth reading follows: still no 500
+            raise forms.ValidationError(MSG_JSON_TOO_DEEP, code="too_deep") from exc
 
     def bound_data(self, data, initial):
         if self.too_deep(data):  # shown again as it was sent, never parsed
