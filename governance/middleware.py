@@ -1,11 +1,15 @@
-"""Request ids on every response, and JSON errors instead of HTML pages under /api/, /openai/, /anthropic/ and /healthz."""
+"""Request ids on every response, JSON errors instead of HTML pages under /api/, /openai/, /anthropic/ and /healthz,
+and the plain outage page on every other path while the database is unreachable."""
 import logging
 import re
+import sys
 import uuid
 
 from django.core.exceptions import SuspiciousOperation
-from django.http import JsonResponse
-from django.utils.translation import gettext_lazy
+from django.core.signals import got_request_exception
+from django.http import HttpResponse, JsonResponse
+from django.utils.html import escape
+from django.utils.translation import gettext, gettext_lazy
 
 from governance.protocols.anthropic.errors import anthropic_error
 from governance.protocols.openai_chat.errors import openai_error
@@ -70,6 +74,31 @@ def is_outage(exc: BaseException) -> bool:
     return isinstance(exc, (OperationalError, InterfaceError))
 
 
+OUTAGE_PAGE = gettext_lazy("Gavel cannot reach its database at the moment. Nothing was changed; try again in a "
+                           "few seconds.")
+
+
+def outage_page() -> HttpResponse:
+    """A plain 503 page for an admin or review page while the database is unreachable: no template, no
+    context processor, nothing that would ask the database again."""
+    title = gettext("Service unavailable")
+    body = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
+            f"<body><h1>{escape(title)}</h1><p>{escape(OUTAGE_PAGE)}</p></body></html>")
+    response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
+    response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE)
+    return response
+
+
+def _note_outage(sender, request=None, **kwargs):
+    """Django signals every unhandled exception before it answers it (still inside its `except`): an outage is
+    noted on the request, so that the page answered in DEBUG too is the outage page (RequestIDMiddleware)."""
+    if request is not None and is_outage(sys.exc_info()[1]):
+        request.database_unreachable = True
+
+
+got_request_exception.connect(_note_outage, dispatch_uid="gavel-note-outage")
+
+
 class RequestIDMiddleware:
     """First in MIDDLEWARE: the request id, and the guard that keeps Django's error pages off JSON paths.
 
@@ -96,6 +125,10 @@ class RequestIDMiddleware:
             response = self.guarded(request)
         else:
             response = self.get_response(request)
+            if response.status_code == 500 and getattr(request, "database_unreachable", False):
+                # Without DEBUG, handler500 already answered the outage page; with it (`make run`), Django's
+                # debug page would be a 500 that shows the database error to whoever tried to log in.
+                response = outage_page()
         response["X-Request-ID"] = request.request_id
         return response
 

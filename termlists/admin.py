@@ -42,8 +42,9 @@ class TermListAdmin(DraftedAdminMixin, SimpleHistoryAdmin):
         (_("Scope"), {
             "fields": ("configurations", "site", "language"),
             "description": _(
-                "A list applies to calls naming one of its configurations. A site or language narrows it: "
-                "a call stating none still gets the forbidden terms, never the required ones."
+                "A list applies to calls naming one of its configurations. A site narrows it: a call stating "
+                "another site does not get the list, a call stating none gets only its forbidden terms. A "
+                "language never takes the forbidden terms away; only a call stating it gets the required terms."
             ),
         }),
         (_("Block message"), {"fields": ("message",)}),

@@ -23,11 +23,13 @@ Pure module (stdlib + pyahocorasick, no Django, no I/O): compile a list once, th
 #   without a later `>` is text.  `a < b` and `<3` are text.
 # * The two forms searched: *as delivered* is the text exactly as given (only lower-cased); a format
 #   character (Cf) there is an ordinary non-word character, like a space.  The *reader's form* is the
-#   text with tags removed, then HTML entities decoded (`html.unescape`), then Cf characters dropped --
-#   in that order, so an entity-encoded `&lt;b&gt;` stays visible text and `&shy;` disappears.  A term
-#   found in either form counts.
+#   text with tags removed, then HTML entities decoded (`html.unescape`), then invisible characters
+#   dropped -- in that order, so an entity-encoded `&lt;b&gt;` stays visible text and `&shy;` disappears.
+#   Invisible is termlists/invisible.py's table, the one secret redaction reads too: every Cf and every
+#   default-ignorable character (a variation selector, the combining grapheme joiner, a Hangul filler).
+#   A term found in either form counts.
 # * Terms: surrounding white space is ignored, inner white-space runs count as one space, and
-#   invisible format characters in a term are ignored (a pasted soft hyphen is not part of a term).
+#   invisible characters in a term are ignored (a pasted soft hyphen is not part of a term).
 #   Two terms that end up with the same key (differ only in case, inner white space or invisible
 #   characters) count once, in their first spelling.  A line holding only white space and invisible
 #   characters is an empty line.
@@ -41,6 +43,8 @@ import unicodedata
 from collections.abc import Iterable, Iterator
 
 import ahocorasick
+
+from termlists.invisible import INVISIBLE, PRINTABLE_CLASS, char_class
 
 __all__ = [
     "MSG_ONLY_STAR_OR_SPACE",
@@ -72,53 +76,34 @@ MSG_SUGGESTION_NOT_HERE = "Only forbidden terms carry a suggestion ('=>')."
 SUGGESTION_MARK = "=>"
 
 
-def _marks_and_format_chars() -> tuple[list[int], list[int]]:
-    """Code points of the combining marks (category M) and of the format characters (Cf)."""
-    marks, formats = [], []
-    # Both live only in planes 0, 1 and 14 (planes 2-3 hold CJK ideographs only, 15-16 are private
+def _marks() -> list[int]:
+    """Code points of the combining marks (category M)."""
+    # They live only in planes 0, 1 and 14 (planes 2-3 hold CJK ideographs only, 15-16 are private
     # use); scanning just those keeps the one-off cost at import to some 25 ms.
-    for plane in (range(0x0, 0x20000), range(0xE0000, 0xE1000)):
-        for cp in plane:
-            category = unicodedata.category(chr(cp))
-            if category[0] == "M":
-                marks.append(cp)
-            elif category == "Cf":
-                formats.append(cp)
-    return marks, formats
+    return [cp for plane in (range(0x0, 0x20000), range(0xE0000, 0xE1000)) for cp in plane
+            if unicodedata.category(chr(cp))[0] == "M"]
 
 
-def _char_class(codepoints: list[int]) -> str:
-    """A regex character class body for the given code points, written as ranges."""
-    parts, start, prev = [], None, None
-    for cp in codepoints + [-2]:  # -2 never continues a range, so it flushes the last one
-        if start is not None and cp == prev + 1:
-            prev = cp
-            continue
-        if start is not None:
-            parts.append(f"\\U{start:08x}" if start == prev else f"\\U{start:08x}-\\U{prev:08x}")
-        start = prev = cp
-    return "".join(parts)
-
-
-_MARKS, _FORMAT_CHARS = _marks_and_format_chars()
+_MARKS = _marks()
 
 # Word characters besides str.isalnum(); a membership test per candidate is cheap.
 _EXTRA_WORD_CHARS = frozenset("_" + "".join(map(chr, _MARKS)))
-_FORMAT_RE = re.compile(f"[{_char_class(_FORMAT_CHARS)}]")
-# Characters the reader's form must deal with: format characters and white space other than ' '.
-# re compiles a class into a fast lookup table only while it stays in the BMP (a class holding the
-# few astral Cf ranges costs three times as much per character), so this one takes any astral
-# character, and astral hits are sorted out one by one.
+# Characters the reader's form must deal with: invisible characters (termlists/invisible.py) and white
+# space other than ' '. re compiles a class into a fast lookup table only while it stays in the BMP (a
+# class holding the few astral ranges costs three times as much per character), so this one takes any
+# astral character, and astral hits are sorted out one by one.
 _ODD_BMP_CHARS = sorted(
-    {cp for cp in _FORMAT_CHARS if cp <= 0xFFFF}
+    {ord(char) for char in INVISIBLE if char <= "\uffff"}
     | {cp for cp in range(0x10000) if chr(cp).isspace() and cp != 0x20}
 )
-_ODD_CHAR_RE = re.compile(f"[{_char_class(_ODD_BMP_CHARS)}\\U00010000-\\U0010ffff]")
+_ODD_CHAR_RE = re.compile(f"[{char_class(_ODD_BMP_CHARS)}\\U00010000-\\U0010ffff]")
+# The invisible characters str.isprintable() lets through (marks and fillers), for its fast path below.
+_PRINTABLE_INVISIBLE_RE = re.compile(f"[{PRINTABLE_CLASS}]")
 # What a tag is (see above).  governance/screening/text.py counts words with it, so finished text (SPEC §3) and
 # matching read the same text: in `<b <i>x` the tag is `<b <i>`.
 TAG_RE = re.compile(r"<[A-Za-z/!?][^>]*>")
 # What a trailing '*' consumes: letters, digits ([^\W_] is exactly str.isalnum()) and marks.
-_STAR_RUN_RE = re.compile(f"(?:[^\\W_]|[{_char_class(_MARKS)}])*")
+_STAR_RUN_RE = re.compile(f"(?:[^\\W_]|[{char_class(_MARKS)}])*")
 # Pads a scanned string so the characters before and after a hit always exist.  It is a format
 # character: non-word, not white space, and never part of a key (keys drop format characters).
 _SENTINEL = "\u2060"
@@ -150,8 +135,10 @@ def _collapse_ws(text: str) -> str:
 
 
 def _without_format_chars(text: str) -> tuple[str, bool]:
-    """`text` with format characters dropped, and whether it holds white space other than ' '."""
-    if text.isprintable():  # neither format characters nor white space other than ' '
+    """`text` with invisible characters dropped, and whether it holds white space other than ' '."""
+    # Neither format characters nor white space other than ' ' -- and, unless the text is ASCII, none of
+    # the few marks and fillers that print as nothing.
+    if text.isprintable() and (text.isascii() or _PRINTABLE_INVISIBLE_RE.search(text) is None):
         return text, False
     odd_space = False
     # Texts hold few distinct odd characters: one C-speed search finds them, then str.replace per
@@ -159,14 +146,14 @@ def _without_format_chars(text: str) -> tuple[str, bool]:
     for char in set(_ODD_CHAR_RE.findall(text)):
         if char.isspace():
             odd_space = True
-        elif char <= "\uffff" or _FORMAT_RE.match(char):
+        elif char in INVISIBLE:
             text = text.replace(char, "")
     return text, odd_space
 
 
 def _reader_form(collapsed: str) -> str:
     """What a reader sees of a white-space-collapsed text: tags removed without a trace, then
-    entities decoded, then Cf dropped -- white space collapsed again."""
+    entities decoded, then invisible characters dropped -- white space collapsed again."""
     text = collapsed
     last_close = text.rfind(">")
     if last_close > 0:

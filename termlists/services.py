@@ -61,9 +61,15 @@ def _language_matches(list_language: str, call_language: str) -> bool:
 def scope_of(site: str, language: str, facts) -> str | None:
     """How a list bound to `site`/`language` applies to a call: ALL_TERMS, FORBIDDEN_ONLY, or None.
 
-    A binding narrows, never widens: a call stating another site or language is out of scope; a call
-    stating none gets the forbidden terms (a false block is visible) but not the required ones
-    (demanding another site's term would be a false block with no way out).
+    A site binding narrows, never widens: a call stating another site is out of scope; a call stating
+    none gets the forbidden terms (a false block is visible) but not the required ones (demanding another
+    site's term would be a false block with no way out).
+
+    A language binding never takes a list out of scope (issue 41): the language is a property of the text,
+    which Gavel does not detect, so the text's language is unknown whatever the caller states, and a list's
+    forbidden terms apply to a text of unknown language (SPEC §5.1). A caller stating the list's language
+    adds its required terms; stating another one, or none, leaves the forbidden terms only -- a caller
+    cannot switch a check off (§3). docs/termlists.md says why.
     """
     scope = ALL_TERMS
     if site:
@@ -71,11 +77,8 @@ def scope_of(site: str, language: str, facts) -> str | None:
             scope = FORBIDDEN_ONLY
         elif facts.site != site:
             return None
-    if language:
-        if not facts.language:
-            scope = FORBIDDEN_ONLY
-        elif not _language_matches(language, facts.language):
-            return None
+    if language and not (facts.language and _language_matches(language, facts.language)):
+        scope = FORBIDDEN_ONLY
     return scope
 
 

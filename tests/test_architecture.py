@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("governance", "judging", "termlists", "snippets")
 LITELLM_DOOR = "judging/llm"  # a package: every module in it is the door
 PURE_ENGINES = (
-    "termlists/matcher.py", "governance/screening/redaction.py", "governance/screening/masking.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
+    "termlists/matcher.py", "termlists/invisible.py", "governance/screening/redaction.py", "governance/screening/masking.py", "governance/screening/text.py", "judging/zones.py", "judging/prompts.py",
     "judging/demo_model.py", "judging/judgement.py", "judging/model_calls.py",
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/protocols/anthropic/translate.py", "governance/protocols/anthropic/errors.py",

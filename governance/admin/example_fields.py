@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.forms.fields import InvalidJSONInput
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 from django.utils.translation import gettext
@@ -16,7 +17,9 @@ from django.utils.translation import gettext_lazy as _
 
 from governance.models import Configuration
 from governance.policy.examples import CHECKS
+from governance.policy.messages import MSG_JSON_TOO_DEEP
 from governance.screening.pipeline import KINDS
+from governance.screening.text import MAX_JSON_DEPTH, nesting_beyond
 from snippets.models import PatternRule, Snippet
 from termlists.matcher import parse_entries, parse_terms
 from termlists.models import TermList
@@ -196,6 +199,28 @@ def _row_cells(name: str, index: int, row: dict, known: dict) -> str:
         '<td><select name="{0}-detail" class="gavel-finding-detail" aria-label="{6}">{3}</select></td>',
         prefix, checks, mark_safe("".join(targets)), mark_safe("".join(details)), gettext("check"),
         gettext("term list, snippet or pattern rule"), gettext("term or rule line (empty: any)"))
+
+
+class ToolCallsField(forms.JSONField):
+    """An example's tool calls as JSON, their nesting read before they are parsed (issue 41): a list of calls
+    holds each call's arguments two levels down, and those may nest as deep as the screening API takes."""
+
+    @staticmethod
+    def too_deep(value) -> bool:
+        return isinstance(value, str) and nesting_beyond(value, MAX_JSON_DEPTH + 2) is not None
+
+    def to_python(self, value):
+        if self.too_deep(value):
+            raise forms.ValidationError(MSG_JSON_TOO_DEEP, code="too_deep")
+        try:
+            return super().to_python(value)
+        except RecursionError as exc:  # malformed past what the depth reading follows: still no 500
+            raise forms.ValidationError(MSG_JSON_TOO_DEEP, code="too_deep") from exc
+
+    def bound_data(self, data, initial):
+        if self.too_deep(data):  # shown again as it was sent, never parsed
+            return InvalidJSONInput(data)
+        return super().bound_data(data, initial)
 
 
 class FindingsField(forms.Field):

@@ -15,7 +15,7 @@ from django.utils.translation import gettext_lazy as _
 from governance import policy
 from governance.admin.drafting import DraftedAdminMixin
 from governance.admin.example_fields import (FindingsField, NamedChoiceField, NamedMultipleChoiceField,
-                                             configuration_names, kind_choices, known_names, unknown)
+                                             ToolCallsField, configuration_names, kind_choices, known_names, unknown)
 from governance.errors import UnknownRecord
 from governance.models import PolicyExample
 from governance.policy.testing import evaluate, screen_example
@@ -36,7 +36,7 @@ class PolicyExampleForm(forms.ModelForm):
     class Meta:
         model = PolicyExample
         fields = "__all__"
-        field_classes = {"expect_findings": FindingsField, "expect_absent": FindingsField}
+        field_classes = {"expect_findings": FindingsField, "expect_absent": FindingsField, "tool_calls": ToolCallsField}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)

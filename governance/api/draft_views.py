@@ -12,12 +12,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from governance import policy
 from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
+from governance.api.parsers import BodyParser
 from governance.api.release_views import DraftField
 from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int
@@ -76,7 +76,7 @@ def _document(value):
 
 class DraftsView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
-    parser_classes = [JSONParser]
+    parser_classes = [BodyParser]
 
     @extend_schema(operation_id="api_v1_policy_drafts_list", responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    parameters=[OpenApiParameter("status", str, enum=list(PolicyDraft.Status.values),
@@ -150,7 +150,7 @@ class DraftView(GavelAPIView):
 
 class DraftActionView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
-    parser_classes = [JSONParser]
+    parser_classes = [BodyParser]
     action = ""
 
     def post(self, request, draft_id: int):
@@ -182,7 +182,7 @@ class DraftWithdrawView(DraftActionView):
 
 class DraftPublishView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
-    parser_classes = [JSONParser]
+    parser_classes = [BodyParser]
 
     @extend_schema(
         request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},

@@ -8,7 +8,6 @@ from django.core.exceptions import DisallowedHost
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.http import Http404, HttpResponse, JsonResponse
 from django.utils.html import escape
-from django.utils.translation import gettext, gettext_lazy
 from django.views import defaults
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -18,7 +17,7 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     TooLarge, UnknownRecord,
 )
 from governance.middleware import (
-    RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_gateway_path, is_json_path, is_outage,
+    error_body, error_response, is_gateway_path, is_json_path, is_outage, outage_page,
 )
 from governance.pages import admin_permission_denied
 
@@ -172,21 +171,6 @@ def page_not_found(request, exception):
     if is_json_path(request.path):
         return error_response(404, request.path)
     return defaults.page_not_found(request, exception)
-
-
-OUTAGE_PAGE = gettext_lazy("Gavel cannot reach its database at the moment. Nothing was changed; try again in a "
-                           "few seconds.")
-
-
-def outage_page() -> HttpResponse:
-    """A plain 503 page for an admin or review page while the database is unreachable: no template, no
-    context processor, nothing that would ask the database again."""
-    title = gettext("Service unavailable")
-    body = (f'<!DOCTYPE html><html><head><meta charset="utf-8"><title>{escape(title)}</title></head>'
-            f"<body><h1>{escape(title)}</h1><p>{escape(OUTAGE_PAGE)}</p></body></html>")
-    response = HttpResponse(body, status=503, content_type="text/html; charset=utf-8")
-    response["Retry-After"] = str(RETRY_AFTER_UNAVAILABLE)
-    return response
 
 
 def server_error(request):

@@ -7,12 +7,12 @@ from django.utils.translation import gettext as _
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers
-from rest_framework.parsers import JSONParser
 from rest_framework.response import Response
 
 from governance import policy
 from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
+from governance.api.parsers import BodyParser
 from governance.api.fields import StrictSerializer
 from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
 from governance.errors import BadInput
@@ -39,7 +39,7 @@ class PolicyTestRequest(StrictSerializer):
 
 class PolicyTestView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
-    parser_classes = [JSONParser]
+    parser_classes = [BodyParser]
 
     @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
                    summary="Screen the policy examples under the policy, or under a draft (nothing written)")

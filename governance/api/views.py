@@ -20,7 +20,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from governance import policy
-from governance.policy.loading import check_document, load_yaml
+from governance.policy.loading import DocumentTooLarge, check_document, load_yaml
 
 from governance.runs import completions
 
@@ -29,7 +29,9 @@ from governance.work import queue
 from governance.screening import service as services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
+from governance.api.parsers import BODY_TOO_DEEP, MAX_BODY_DEPTH
 from governance.errors import BadInput, TooLarge, UnknownRecord
+from governance.screening.text import nesting_beyond
 from governance.models import GovernanceEvent, PolicyVersion, Task
 from governance.policy import release, versions
 from governance.review.rule_stats import MAX_DAYS, rule_stats
@@ -260,6 +262,8 @@ class YAMLOrJSONParser(JSONParser):
             raise BadInput(_("The policy document is not UTF-8."), code="malformed") from exc
         try:
             if media_type and "json" in media_type:
+                if nesting_beyond(text, MAX_BODY_DEPTH) is not None:  # before json.loads recurses into it
+                    raise DocumentTooLarge(str(BODY_TOO_DEEP))
                 document = json.loads(text)
                 check_document(document)
                 return document

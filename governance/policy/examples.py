@@ -18,11 +18,12 @@ from governance.policy.format import EXAMPLE_KEYS, EXPECT_KEYS, FINDING_KEYS, LA
 from governance.policy.messages import (
     MSG_CHOICE, MSG_LANGUAGE, MSG_NOT_LIST, MSG_NOT_MAPPING, MSG_REQUIRED, MSG_TEXT_OR_TOOL_CALLS, MSG_UNKNOWN_KEY,
     MSG_NOT_STRING, MSG_NOT_INTEGER, MSG_NOT_DATETIME, MSG_NOT_UUID, MSG_UNKNOWN_CONFIGURATION, MSG_UNKNOWN_LIST,
-    MSG_UNKNOWN_PATTERN_RULE, MSG_UNKNOWN_SNIPPET, MSG_UNKNOWN_SNIPPET_LINE, MSG_UNKNOWN_TERM,
+    MSG_UNKNOWN_PATTERN_RULE, MSG_UNKNOWN_SNIPPET, MSG_UNKNOWN_SNIPPET_LINE, MSG_UNKNOWN_TERM, MSG_JSON_TOO_DEEP,
 )
 from governance.policy.reading import MISSING, Errors, Reader, Record, identifiers, or_none
 from governance.screening.masking import masked
 from governance.screening.pipeline import KINDS
+from governance.screening.text import MAX_JSON_DEPTH, nested_deeper_than, nesting_beyond
 
 OUTCOMES = ("allowed", "allowed_with_hints", "blocked")
 CHECKS = ("term_list", "rules_judge", "pattern_rules", "citations", "field")
@@ -163,6 +164,13 @@ def read(errors: Errors, path: str, data: dict) -> Record:
             isinstance(c, dict) and isinstance(c.get("name"), str) and "arguments" in c for c in tool_calls):
         r.fail("tool_calls", MSG_NOT_LIST)
         tool_calls = []
+    # Arguments nested past what the screening API takes are refused as it refuses them (issue 41): every
+    # later step (masking, screening) would walk them by recursion.
+    deep = [index for index, call in enumerate(tool_calls) if (
+        nesting_beyond(call["arguments"], MAX_JSON_DEPTH) is not None if isinstance(call["arguments"], str)
+        else nested_deeper_than(call["arguments"]))]
+    for index in deep:
+        r.fail(f"tool_calls[{index}].arguments", MSG_JSON_TOO_DEEP)
     text = r.string("text", nullable=True)
     if not text and not tool_calls and "text" not in r.failed:
         r.fail("text", MSG_TEXT_OR_TOOL_CALLS)
@@ -176,7 +184,7 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "format": r.choice("format", PolicyExample.Format.values, "text"),
         # Masked as the stored example will be (SPEC §9), so an import compares like with like.
         "text": masked(text),
-        "tool_calls": masked(tool_calls),
+        "tool_calls": [] if deep else masked(tool_calls),
         "expect_outcome": expect.choice("outcome", OUTCOMES, "allowed"),
         "expect_findings": _findings(expect, "findings", errors),
         "expect_absent": _findings(expect, "absent", errors),

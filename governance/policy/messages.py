@@ -1,5 +1,8 @@
 """What a person reads when a policy document is refused (tests assert on these), and the error itself."""
+from django.utils.text import format_lazy
 from django.utils.translation import gettext_lazy
+
+from governance.screening.text import MAX_JSON_DEPTH
 
 MSG_DOCUMENT = gettext_lazy("A policy document is a mapping with the sections: %(sections)s.")
 MSG_NOT_MAPPING = gettext_lazy("Give a mapping of keys to values.")
@@ -32,6 +35,8 @@ MSG_PRUNE_ORPHAN_LIST = gettext_lazy(
     "Pruning would leave term list “%(list)s” without a configuration "
     "(this document has no term_lists section, so term lists are kept)."
 )
+# The screening API's own words and bound for tool arguments (an example is screened as a call would be).
+MSG_JSON_TOO_DEEP = format_lazy(gettext_lazy("The JSON is nested more than {} levels deep."), MAX_JSON_DEPTH)
 MSG_TEXT_OR_TOOL_CALLS = gettext_lazy("An example needs a text or tool calls.")
 MSG_NOT_DATETIME = gettext_lazy("Give a date and time such as 2026-05-04T09:30:00+00:00.")
 MSG_NOT_UUID = gettext_lazy("Give a task id (a UUID).")

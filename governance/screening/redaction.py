@@ -3,6 +3,8 @@ Pure standard library, no Django: `redact` for a whole text, `StreamRedactor` fo
 import re
 from dataclasses import dataclass
 
+from termlists import invisible
+
 # What is masked, and the mask that replaces it. A Finding never holds the
 # value; its offsets cover exactly the characters of the ORIGINAL text that the
 # mask replaced.
@@ -125,13 +127,11 @@ _PATTERN = re.compile(
 )
 _SHAPE_PATTERN = re.compile(_SHAPES + "|" + _MORE_SHAPES, re.VERBOSE)
 
-# A character that may hide a key from the patterns: a tag, an entity, an invisible format character.
-_HIDER = (r"[<&\u00ad\u0600-\u0605\u061c\u06dd\u070f\u0890-\u0891\u08e2\u180e\u200b-\u200f\u202a-\u202e"
-          r"\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000110bd\U000110cd\U00013430-\U00013438"
-          r"\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0001\U000e0020-\U000e007f"
-          # Invisible outside Cf: combining grapheme joiner, Hangul fillers, Khmer inherent vowels,
-          # Mongolian and other variation selectors (issue 25: U+034F, U+FE0F, U+3164 hid a key).
-          r"\u034f\u115f\u1160\u17b4\u17b5\u180b-\u180f\u3164\ufe00-\ufe0f\uffa0\U000e0100-\U000e01ef]")
+# A character that may hide a key from the patterns: a tag, an entity, an invisible character -- the
+# term matcher's own table (termlists/invisible.py: every Cf and every default-ignorable character), so a
+# character that hides a key hides no term, and the other way round (issue 41).
+_INVISIBLE_CLASS = invisible.CLASS
+_HIDER = f"[<&{_INVISIBLE_CLASS}]"
 
 # For streams: a match attempt starting at one of these positions may still
 # depend on text that has not arrived yet (it reaches the end of what we hold).
@@ -295,7 +295,6 @@ _MAY_HIDE = re.compile(_HIDER)
 def _normalised(text: str) -> tuple[str, list[int]]:
     """The text as a term list reads it (SPEC's matching contract) and, per character, its start in `text`."""
     import html
-    import unicodedata
 
     pieces: list[str] = []
     where: list[int] = []
@@ -311,8 +310,7 @@ def _normalised(text: str) -> tuple[str, list[int]]:
                 pieces.append(value)
                 where.extend(range(token.start(), token.end()))
             else:
-                decoded = "".join(c for c in decoded
-                                  if unicodedata.category(c) != "Cf" and not _MAY_HIDE.match(c))
+                decoded = "".join(c for c in decoded if not _MAY_HIDE.match(c))
                 pieces.append(decoded)
                 where.extend([token.start()] * len(decoded))
         # a tag or a run of invisible format characters is removed without a trace
@@ -323,8 +321,8 @@ def _normalised(text: str) -> tuple[str, list[int]]:
 
 
 _ENTITY = re.compile(r"&(?:#[0-9]{1,8};?|#[xX][0-9A-Fa-f]{1,8};?|[A-Za-z][A-Za-z0-9]{1,31};?)")
-# A tag (the matcher's own rule), an entity, or a run of invisible format characters (category Cf).
-_HIDING_TOKEN = re.compile(r"<[A-Za-z/!?][^>]*>|" + _ENTITY.pattern + "|" + _HIDER[:1] + _HIDER[3:] + "+")
+# A tag (the matcher's own rule), an entity, or a run of invisible characters.
+_HIDING_TOKEN = re.compile(r"<[A-Za-z/!?][^>]*>|" + _ENTITY.pattern + f"|[{_INVISIBLE_CLASS}]+")
 
 
 def _hidden_edits(text: str) -> list[tuple[int, int, str, str]]:

@@ -5,23 +5,22 @@ Pure: no Django, no I/O.
 import html
 import json
 import re
-from itertools import islice
+from itertools import accumulate, islice
 
-import regex
-
-# The matcher's own tag rule, so word counts and matching read the same text.
+# The matcher's own tag rule and invisible characters, so word counts and matching read the same text.
+from termlists import invisible
 from termlists.matcher import TAG_RE
 
 FINISHED_TEXT_MIN_WORDS = 30
 
 # A word is a maximal run of letters and digits.
 _WORD = re.compile(r"[^\W_]+")
-# Invisible format characters (Unicode category Cf: zero-width space, soft hyphen, ...).
-_FORMAT_CHARS = regex.compile(r"\p{Cf}+")
+# Invisible characters (zero-width space, soft hyphen, variation selectors, ...): the matcher's own table.
+_FORMAT_CHARS = re.compile(f"[{invisible.CLASS}]+")
 
 
 def strip_markup(text: str) -> str:
-    """Text with tags removed without a trace, entities decoded, invisible format characters dropped."""
+    """Text with tags removed without a trace, entities decoded, invisible characters dropped."""
     stripped = TAG_RE.sub("", text)
     if "&" in stripped:
         stripped = html.unescape(stripped)
@@ -172,3 +171,59 @@ def nested_deeper_than(node, limit: int = MAX_JSON_DEPTH) -> bool:
             return True
         stack.extend((child, depth + 1) for child in children)
     return False
+
+
+# A JSON string (skipped whole, escapes included) or a bracket: what nesting is read from without parsing.
+_NESTING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_NESTING_BYTES = re.compile(_NESTING.pattern.encode())
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_STEP = {"[": 1, "{": 1, "]": -1, "}": -1, ord("["): 1, ord("{"): 1, ord("]"): -1, ord("}"): -1}
+
+
+def nesting_beyond(raw: str | bytes, limit: int) -> str | None:
+    """Read without parsing (so before anything recurses): None when the JSON text `raw` nests objects and
+    arrays at most `limit` levels, else where it goes deeper -- the outermost object's member whose value
+    does, or "" when the outermost value is not an object. Linear; malformed JSON is left to the parser."""
+    opening = "[{" if isinstance(raw, str) else b"[{"
+    if raw.count(opening[:1]) + raw.count(opening[1:]) <= limit:
+        return None  # fewer brackets than levels: nothing to read
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    # Every step at C speed but the last: escaped backslashes and quotes out, so that every quote left opens
+    # or closes a string; the strings out (every other piece between quotes); then all but the brackets.
+    # A Python loop over the tokens would cost ten times what parsing the body does.
+    outside = b"".join(data.replace(b"\\\\", b"").replace(b'\\"', b"").split(b'"')[::2])
+    brackets = outside.translate(None, _NOT_BRACKETS)
+    if max(accumulate(map(_STEP.__getitem__, brackets)), default=0) <= limit:
+        return None
+    return _member_too_deep(raw, limit)
+
+
+def _member_too_deep(raw: str | bytes, limit: int) -> str:
+    """Where `raw` first nests deeper than `limit` (see nesting_beyond): read token by token, once refused."""
+    if isinstance(raw, bytes):
+        pattern, quote, opener = _NESTING_BYTES, 34, 123  # '"' and '{' as bytes read
+    else:
+        pattern, quote, opener = _NESTING, '"', "{"
+    depth = 0
+    outermost = member = None
+    for match in pattern.finditer(raw):
+        token = match.group()
+        first = token[0]
+        if first == quote:
+            if depth == 1:
+                member = token  # at the outermost level, a container's member name comes right before it
+        elif _STEP[first] > 0:
+            depth += 1
+            if outermost is None:
+                outermost = first
+            if depth > limit:
+                if outermost != opener or member is None:
+                    return ""
+                name = member.decode("utf-8", "replace") if isinstance(member, bytes) else member
+                try:
+                    return json.loads(name)
+                except ValueError:
+                    return name[1:-1]
+        else:
+            depth -= 1
+    return ""  # unbalanced: deeper than the bound all the same

@@ -104,6 +104,11 @@ CASES = (
     Case("term_list_block", Ask("Write about the harbour."), [{"text": FORBIDDEN}], setup=brand_words,
          deliveries=("plain", "held"), outcome="blocked", text="", message="Say customer.",
          events=frozenset({("blocked", "term_list")}), never_sent=("Dear Kunde", "fish market")),
+    # A character a reader never sees inside the term hides nothing (issue 41; termlists/invisible.py).
+    *(Case(f"term_list_block_hidden_by_u{ord(char):04x}", Ask("Write about the harbour."),
+           [{"text": FORBIDDEN.replace("Kunde", f"Ku{char}nde")}], setup=brand_words, deliveries=("plain", "held"),
+           outcome="blocked", text="", message="Say customer.", events=frozenset({("blocked", "term_list")}),
+           never_sent=(f"Ku{char}nde", "fish market")) for char in ("\u034f", "\u3164", "\U000e0100")),
     Case("judge_block", Ask("Write about the harbour."),
          [{"for_model": "test-model", "text": CLEAN}, deny(2, "first ferries left on time")], setup=judged("block"),
          deliveries=("plain", "held"), outcome="blocked", text="", message="delivery date",

@@ -138,14 +138,16 @@ def test_site_narrows_a_list(api, make_list, call_site, forbidden_applies, requi
         ("de", "DE-at", True, True),  # case aside
         ("de", "de_CH", True, True),
         ("DE", "de", True, True),
-        ("de", "en", False, False),  # another language
-        ("de", "den", False, False),  # a prefix is not a regional form
-        ("de-AT", "de", False, False),  # a narrower list does not widen to the plain language
-        ("de-AT", "de-CH", False, False),
+        # Another language: the forbidden terms still apply, the required ones do not (issue 41: a stated
+        # language never switches a list off; docs/termlists.md, Scope).
+        ("de", "en", True, False),
+        ("de", "den", True, False),  # a prefix is not a regional form
+        ("de-AT", "de", True, False),  # a narrower list does not widen to the plain language
+        ("de-AT", "de-CH", True, False),
         ("de", "", True, False),  # no language stated: forbidden terms only
     ],
 )
-def test_language_narrows_a_list(api, make_list, list_language, call_language, forbidden_applies, required_applies):
+def test_language_decides_a_lists_required_terms(api, make_list, list_language, call_language, forbidden_applies, required_applies):
     make_list(forbidden="Kunde", required="Impressum", language=list_language)
     body = screen(api, long_text("Kunde"), language=call_language)
     assert (body["outcome"] == "blocked") is forbidden_applies

@@ -38,13 +38,14 @@ def facts(site="", language=""):
         ("", "de", "", "De-aT", services.ALL_TERMS),
         ("", "de", "", "de_AT", services.ALL_TERMS),
         ("", "de-at", "", "DE-AT", services.ALL_TERMS),
-        ("", "de", "", "den", None),
-        ("", "de-AT", "", "de", None),
+        ("", "de", "", "den", services.FORBIDDEN_ONLY),  # another language: forbidden terms still (issue 41)
+        ("", "de-AT", "", "de", services.FORBIDDEN_ONLY),
         ("", "de", "", "", services.FORBIDDEN_ONLY),
         ("blog", "de", "blog", "de", services.ALL_TERMS),
         ("blog", "de", "blog", "", services.FORBIDDEN_ONLY),
         ("blog", "de", "", "de", services.FORBIDDEN_ONLY),
-        ("blog", "de", "", "en", None),  # a stated, different language excludes even forbidden terms
+        ("blog", "de", "", "en", services.FORBIDDEN_ONLY),  # a stated language never excludes forbidden terms
+        ("blog", "de", "shop", "de", None),  # a stated, different site does
         ("blog", "de", "shop", "", None),
     ],
 )

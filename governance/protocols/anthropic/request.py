@@ -250,6 +250,8 @@ class Reader:
         if value is None:
             return
         kind = value.get("type") if isinstance(value, dict) else None
+        if not isinstance(kind, str):  # a list or an object is no choice (and no key of TOOL_CHOICES)
+            kind = None
         if kind in TOOL_CHOICES:
             options["tool_choice"] = TOOL_CHOICES[kind]
         elif kind == "tool" and isinstance(value.get("name"), str) and value["name"]:

@@ -125,7 +125,11 @@ def messages_of(body: dict, errors: dict, references: dict | None = None) -> tup
             continue
         kind = item.get("type", "message")
         if kind in REFERENCE_TYPES:
-            kept = references.get(item.get("id"))
+            reference = item.get("id")
+            if not isinstance(reference, str):  # a list or an object is no id (and no key to look up)
+                errors[f"{where}.id"] = [_("Give the id of an item as a string.")]
+                continue
+            kept = references.get(reference)
             if kept is None:
                 errors[f"{where}.id"] = [_("Gavel does not have this item for this token (it keeps the items it "
                                            "returned for a while): send the whole conversation as items.")]
