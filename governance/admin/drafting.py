@@ -225,7 +225,7 @@ class DraftedAdminMixin:
             return response
         draft = own or proposals.open_draft_for(request.user)
         for section, name, record in changes:
-            proposals.record_change(draft, section, name, record)
+            proposals.record_change(draft, section, name, record, actor=request.user)
         draft.refresh_from_db()
         if PUBLISH_FIELD in request.POST and may_save_and_publish(request.user):
             return self.publish_now(request, draft)
