@@ -156,7 +156,8 @@ def _require_approver(actor, draft: PolicyDraft) -> None:
         found = admin_only_changes(draft.changes, live, draft_document(draft, live)[0])
         if found:
             raise AdminOnlyChanges(
-                _("Only an administrator may publish this draft: it changes %(fields)s.") % {"fields": ", ".join(found)},
+                _("Only an administrator may publish this draft: it changes admin-only fields or removes records "
+                  "(%(fields)s).") % {"fields": ", ".join(found)},
                 fields={"changes": found})
 
 
