@@ -119,8 +119,9 @@ def may_approve(actor) -> bool:
     """Approvers (SPEC §12.5): administrators (superusers), users with *publish policy*, administrator
     consumers of the API, and the operator's command line (`command:…`)."""
     if isinstance(actor, str):
-        # The command line is the operator's, who may import a policy directly anyway.
-        return actor.startswith(COMMAND_PREFIX)
+        # The command line is the operator's, who may import a policy directly anyway — unless four eyes are
+        # on: a shell cannot tell two people apart, so a person in the admin or a consumer approves.
+        return actor.startswith(COMMAND_PREFIX) and not settings.GAVEL_POLICY_FOUR_EYES
     if actor is None:
         return False
     if hasattr(actor, "get_username"):
