@@ -26,6 +26,7 @@ from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import proposals
 from governance.policy.loading import check_document, load_yaml
 from governance.policy.proposals_report import draft_facts, draft_report
+from governance.policy.replay import narrowest_window
 from governance.policy.testing import JUDGE_MODES
 
 CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
@@ -146,6 +147,7 @@ class DraftView(GavelAPIView):
     def get(self, request, draft_id: int):
         params = request.query_params
         replay = min(_positive_int(params.get("replay", 500), "replay", zero=True), MAX_REPLAY)
+        replay = narrowest_window(replay)  # never fewer than GAVEL_REPORT_MIN_TEXTS (issue 41)
         hours = None
         if "replay_hours" in params:
             hours = _number(params["replay_hours"], "replay_hours")

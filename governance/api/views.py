@@ -348,6 +348,7 @@ class PolicyView(GavelAPIView):
         # More than the retained tasks is all of them; the bound keeps the query's LIMIT in range.
         replay = min(_positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True),
                      MAX_REPLAY)
+        replay = release.replaying.narrowest_window(replay)  # never fewer than GAVEL_REPORT_MIN_TEXTS
         judges = _flag(params, "replay_judges")
         cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
         try:

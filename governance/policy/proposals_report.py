@@ -153,7 +153,8 @@ def in_words(row: dict) -> str:
 def _replay_part(texts, before, after, *, window: dict, judges: bool, task_ids: bool) -> dict:
     compared = replaying.compare(before, after, judges=judges)
     if not task_ids:
-        return {"window": window, "screened": compared.replayed, **compared.as_counts()}
+        counts = compared.as_counts()
+        return {"window": window, "screened": counts["replayed"], **counts}
     before, after = before[0], after[0]
     changed = []
     for item in texts:

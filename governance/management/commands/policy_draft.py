@@ -143,7 +143,9 @@ def text_lines(report: dict) -> list[str]:
         lines.append(f"Replay of {replay['screened']} retained text(s) "
                      + (f"of the last {window['hours']} hour(s):" if "hours" in window
                         else f"of the last {window['tasks']} task(s):"))
-        for kind, count in sorted(replay["counts"].items()):
+        if replay.get("withheld"):
+            lines.append(f"  withheld: fewer than {replay['min_texts']} texts (GAVEL_REPORT_MIN_TEXTS).")
+        for kind, count in sorted((replay.get("counts") or {}).items()):
             lines.append(f"  {kind}: {count}")
         for c in replay.get("changed", ()):
             where = f" at {c['passage']['start']}-{c['passage']['end']}" if c["passage"] else ""
