@@ -81,8 +81,8 @@ class DraftChanged(ConflictError):
     default_code = "draft_changed"
 
 
-MSG_DRAFT_CHANGED = _lazy("The draft changed after you read it: read its changes and report again, then publish "
-                          "the revision you read.")
+MSG_DRAFT_CHANGED = _lazy("The draft changed after you read it, so nothing was published: read it again, then "
+                          "publish (or schedule) the revision you read.")
 MSG_APPROVAL_WITHDRAWN = _lazy("The draft changed after it was approved (by %(who)s): its submission and its "
                                "schedule (set by %(approver)s) were withdrawn. Submit or schedule it again.")
 MSG_SUBMISSION_WITHDRAWN = _lazy("The draft changed after it was approved (by %(who)s): its submission was "

@@ -142,3 +142,19 @@ def test_publish_at_over_the_api_and_the_version_names_author_and_approver(make_
         assert approver.put("/api/v1/policy", document, format="json").status_code == 200
     newest = PolicyRevision.objects.order_by("-number").first()
     assert (newest.author, newest.approver) == ("consumer:release-manager", "consumer:release-manager")
+
+
+def test_the_command_publishes_the_revision_it_names(provider, django_capture_on_commit_callbacks):
+    from io import StringIO
+
+    from django.core.management import CommandError, call_command
+
+    live_policy(provider)
+    draft = skonto_draft(person("anna"))
+    with pytest.raises(CommandError, match="changed after you read it"):
+        call_command("policy_draft", str(draft.pk), "--publish", "--revision", "0" * 64, stdout=StringIO())
+    assert "Skonto" not in TermList.objects.get().forbidden
+    with django_capture_on_commit_callbacks(execute=True):
+        call_command("policy_draft", str(draft.pk), "--publish", "--revision", proposals.revision_of(draft),
+                     stdout=StringIO())
+    assert "Skonto" in TermList.objects.get().forbidden
