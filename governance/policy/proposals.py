@@ -18,7 +18,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
-from django.utils.translation import gettext_lazy as _lazy
+from django.utils.translation import gettext_lazy
 
 from governance.errors import Conflict as ConflictError
 from governance.errors import NotGranted, UnknownRecord
@@ -81,12 +81,12 @@ class DraftChanged(ConflictError):
     default_code = "draft_changed"
 
 
-MSG_DRAFT_CHANGED = _lazy("The draft changed after you read it, so nothing was published: read it again, then "
-                          "publish (or schedule) the revision you read.")
-MSG_APPROVAL_WITHDRAWN = _lazy("The draft changed after it was approved (by %(who)s): its submission and its "
-                               "schedule (set by %(approver)s) were withdrawn. Submit or schedule it again.")
-MSG_SUBMISSION_WITHDRAWN = _lazy("The draft changed after it was approved (by %(who)s): its submission was "
-                                 "withdrawn. Submit it again.")
+MSG_DRAFT_CHANGED = gettext_lazy("The draft changed after you read it, so nothing was published: read it again, then "
+                                 "publish (or schedule) the revision you read.")
+MSG_APPROVAL_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission and its "
+                                      "schedule (set by %(approver)s) were withdrawn. Submit or schedule it again.")
+MSG_SUBMISSION_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission was "
+                                        "withdrawn. Submit it again.")
 
 
 class AdminOnlyChanges(NotGranted):
