@@ -158,3 +158,24 @@ def test_the_command_publishes_the_revision_it_names(provider, django_capture_on
         call_command("policy_draft", str(draft.pk), "--publish", "--revision", proposals.revision_of(draft),
                      stdout=StringIO())
     assert "Skonto" in TermList.objects.get().forbidden
+
+
+def test_an_admin_save_into_a_scheduled_draft_tells_the_author_it_withdrew_the_schedule(provider):
+    from django.contrib.auth.models import Permission
+
+    live_policy(provider)
+    pia = person("pia")
+    pia.user_permissions.add(*Permission.objects.filter(codename__in=[
+        f"{a}_{m}" for m in ("termlist", "policydraft") for a in ("add", "change", "view")]))
+    draft = skonto_draft(pia)
+    proposals.schedule_publish(draft, person("ben", superuser=True), timezone.now() + timedelta(hours=1))
+    brand = TermList.objects.get()
+    client = Client()
+    client.force_login(pia)
+    response = client.post(f"/admin/termlists/termlist/{brand.pk}/change/", {
+        "name": brand.name, "forbidden": "Rabatt*\nSkonto\nGratis", "required": "",
+        "configurations": [c.pk for c in brand.configurations.all()], "site": "", "language": "", "message": "",
+        "mode": "block", "is_active": "on"}, follow=True)
+    assert "changed after it was approved" in response.content.decode()
+    draft.refresh_from_db()
+    assert draft.publish_at is None and draft.scheduled_by == ""
