@@ -347,6 +347,9 @@ GAVEL_THROTTLE_RATE = os.environ.get("GAVEL_THROTTLE_RATE", "600/min")
 GAVEL_TASK_RETENTION_DAYS = env_int("GAVEL_TASK_RETENTION_DAYS", 30)
 # Drafts (SPEC §12.5): with four eyes on, the author of a policy draft never publishes it.
 GAVEL_POLICY_FOUR_EYES = env_bool("GAVEL_POLICY_FOUR_EYES", False)
+# A report over other people's texts (a replay, evidence) never answers about fewer texts than this to anyone
+# who may not read them in the review UI (SPEC §12.5, issue 41). 1 or more.
+GAVEL_REPORT_MIN_TEXTS = max(1, env_int("GAVEL_REPORT_MIN_TEXTS", 5))
 # The secret evidence hashes are keyed from (docs/evidence.md); SECRET_KEY unless set. Keep it when SECRET_KEY rotates.
 GAVEL_EVIDENCE_SECRET = os.environ.get("GAVEL_EVIDENCE_SECRET", "")
 # /metrics is open to loopback; elsewhere only with this bearer token (unset: loopback only).

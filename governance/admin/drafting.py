@@ -224,9 +224,14 @@ class DraftedAdminMixin:
             messages.info(request, MSG_NOTHING_CHANGED)
             return response
         draft = own or proposals.open_draft_for(request.user)
+        scheduled = draft.publish_at is not None
         for section, name, record in changes:
-            proposals.record_change(draft, section, name, record)
+            proposals.record_change(draft, section, name, record, actor=request.user)
         draft.refresh_from_db()
+        if scheduled and draft.publish_at is None and draft.approval_withdrawn:
+            # The save withdrew an approver's schedule (SPEC §12.5): the author reads it here, the approver on
+            # the draft's page and in the governance log.
+            messages.warning(request, draft.approval_withdrawn)
         if PUBLISH_FIELD in request.POST and may_save_and_publish(request.user):
             return self.publish_now(request, draft)
         messages.success(request, format_html(

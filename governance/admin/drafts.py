@@ -127,19 +127,20 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             elif "publish" in post:
                 accepting = bool(post.get("allow_regressions"))
                 with history_names(user):
-                    version = proposals.publish(draft, user, allow_regressions=accepting)
+                    version = proposals.publish(draft, user, allow_regressions=accepting,
+                                                revision=post.get("revision") or "")
                 messages.success(request, MSG_PUBLISHED % {"version": version})
             elif "take" in post and self.may_edit(user, draft):
                 section, _sep, name = post.get("record", "").partition(":")
                 take = post["take"] if post["take"] in ("live", "draft") else "draft"
-                proposals.resolve_conflict(draft, section, name, take)
+                proposals.resolve_conflict(draft, section, name, take, actor=user)
                 taken = MSG_TOOK_LIVE if take == "live" else MSG_TOOK_DRAFT
                 messages.success(request, taken % {"record": f"{section}:{name}"})
             elif "schedule" in post and proposals.may_approve(user):
                 form = ScheduleForm(post)
                 if form.is_valid():
                     at = form.cleaned_data["publish_at"]
-                    proposals.schedule_publish(draft, user, at)
+                    proposals.schedule_publish(draft, user, at, revision=(post.get("revision") or "") if at else None)
                     messages.success(request, MSG_SCHEDULED % {"at": at} if at else MSG_UNSCHEDULED)
                 else:
                     messages.error(request, " ".join(str(e) for e in form.errors.get("publish_at", [])))
@@ -187,6 +188,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "four_eyes_blocks": proposals.may_approve(user) and not proposals.can_publish(user, draft),
             "refused": refused,
             "schedule": ScheduleForm(initial={"publish_at": draft.publish_at}),
+            # The publish and schedule buttons name the draft as this page shows it (SPEC §12.5).
+            "revision": proposals.revision_of(draft),
             "is_administrator": is_administrator(user),
         }
         return TemplateResponse(request, "admin/gavel/policy_draft.html", context)

@@ -26,6 +26,7 @@ from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import proposals
 from governance.policy.loading import check_document, load_yaml
 from governance.policy.proposals_report import draft_facts, draft_report
+from governance.policy.replay import narrowest_window
 from governance.policy.testing import JUDGE_MODES
 
 CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
@@ -43,8 +44,22 @@ class DraftRequest(StrictSerializer):
 
 
 class PublishRequest(StrictSerializer):
+    revision = serializers.RegexField(
+        r"^[0-9a-f]{64}$", help_text="The draft's `revision` as the approver read it (GET …/drafts/{id}): a draft "
+                                     "that changed since is 409 draft_changed, nothing published.")
     allow_regressions = serializers.BooleanField(
         default=False, help_text="Publish even when passing examples would fail (counted in the version).")
+    publish_at = serializers.DateTimeField(
+        required=False, allow_null=True,
+        help_text="Instead of publishing now, let the worker publish this revision at this time (ISO 8601), "
+                  "through the gate against the policy of that moment; null clears the time. A change to the "
+                  "draft before then withdraws the schedule.")
+
+    def validate(self, attrs):
+        if attrs.get("publish_at") is not None and attrs.get("allow_regressions"):
+            raise serializers.ValidationError(
+                {"allow_regressions": ["The worker never accepts a regression: publish in person to accept one."]})
+        return attrs
 
 
 def _draft(draft_id: int) -> PolicyDraft:
@@ -132,6 +147,7 @@ class DraftView(GavelAPIView):
     def get(self, request, draft_id: int):
         params = request.query_params
         replay = min(_positive_int(params.get("replay", 500), "replay", zero=True), MAX_REPLAY)
+        replay = narrowest_window(replay)  # never fewer than GAVEL_REPORT_MIN_TEXTS (issue 41)
         hours = None
         if "replay_hours" in params:
             hours = _number(params["replay_hours"], "replay_hours")
@@ -187,18 +203,26 @@ class DraftPublishView(GavelAPIView):
     @extend_schema(
         request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
         summary="Publish a draft through the release gate",
-        description="The live policy of this moment with the draft's changes, imported through the gate: 409 "
+        description="The live policy of this moment with the draft's changes, imported through the gate, if the "
+                    "draft is still the `revision` the approver read (409 draft_changed otherwise): 409 "
                     "examples_regressed (naming them) unless allow_regressions, 409 draft_conflicts while a record "
                     "changed live and in the draft, 403 four_eyes when GAVEL_POLICY_FOUR_EYES is on and this "
-                    "consumer opened the draft.")
+                    "consumer opened the draft, 403 admin_only_fields when it changes admin-only fields or removes "
+                    "records and the approver is no administrator. With publish_at, the draft is scheduled instead "
+                    "(the answer's publish_at and scheduled_by say so).")
     def post(self, request, draft_id: int):
-        data = self.parsed(PublishRequest, request) if request.body.strip() else {"allow_regressions": False}
+        data = self.parsed(PublishRequest, request)
         draft = _draft(draft_id)
+        if "publish_at" in data:
+            proposals.schedule_publish(draft, request.user, data["publish_at"], revision=data["revision"])
+            return self.with_policy_version(Response(_summary(draft)), PolicyVersion.current())
         try:
-            version = proposals.publish(draft, request.user, allow_regressions=data["allow_regressions"])
+            version = proposals.publish(draft, request.user, allow_regressions=data["allow_regressions"],
+                                        revision=data["revision"])
         except policy.PolicyInvalid as exc:
             raise BadInput(_("The draft no longer makes a valid policy; nothing was written."),
                            code="invalid_policy", fields=exc.errors) from exc
+        draft.refresh_from_db()
         body = _summary(draft)
         body["version"] = version
         return self.with_policy_version(Response(body), PolicyVersion.current())

@@ -43,7 +43,9 @@ class EvidenceRecordSerializer(serializers.Serializer):
 
 
 class VerifyResponseSerializer(serializers.Serializer):
-    text_hash = serializers.CharField(help_text="The hash of the text sent, under this installation's key.")
+    text_hash = serializers.CharField(allow_null=True,
+                                      help_text="The hash of the text sent, under this installation's key; null "
+                                                "when no record of this consumer matches.")
     count = serializers.IntegerField()
     records = EvidenceRecordSerializer(many=True)
 

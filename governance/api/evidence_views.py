@@ -2,6 +2,7 @@
 import re
 import uuid
 
+from django.db.models import Q
 from django.http import StreamingHttpResponse
 from django.utils.dateparse import parse_datetime
 from django.utils.translation import gettext as _
@@ -9,7 +10,7 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework.response import Response
 
-from governance.api.auth import IsAdminConsumer
+from governance.api.auth import IsAdminConsumer, IsConsumer
 from governance.api import evidence_serializers as serializers
 from governance.api.batch_views import PAGE_PARAMETER, page_of
 from governance.api.views import ERRORS, SLUG_PATTERN, AnyAccept, GavelAPIView, as_utc
@@ -23,20 +24,27 @@ FILTERS = ("since", "until", "surface", "configuration", "outcome", "task")
 
 
 class EvidenceVerifyView(GavelAPIView):
-    permission_classes = [IsAdminConsumer]
+    # Every consumer verifies the texts delivered to it; none learns about another's (SPEC §12.5, §13.1).
+    permission_classes = [IsConsumer]
 
     @extend_schema(
         request=serializers.VerifyRequestSerializer,
         responses={200: serializers.VerifyResponseSerializer, **ERRORS},
-        summary="Find the evidence records of a text (administrator consumers only)",
-        description="Answers every record whose text_hash matches the normalised text: which policy version, "
-                    "which checks, who reviewed. None for a text Gavel did not deliver, or one changed since.",
+        summary="Find the calling consumer's evidence records of a text",
+        description="Answers every record of a text delivered to this consumer (its screenings, completions "
+                    "and tasks) whose text_hash matches the normalised text: which policy version, which checks, "
+                    "who reviewed. None for a text Gavel did not deliver to it, or one changed since — and then "
+                    "no text_hash either (a keyed hash of any text sent would test guesses against "
+                    "exported hashes). A consumer reads no other consumer's texts, an administrator consumer "
+                    "included, so it verifies none of theirs (docs/evidence.md).",
     )
     def post(self, request):
         text = self.parsed(serializers.VerifyRequestSerializer, request)["text"]
         text_hash = hash_of(text)
-        records = [export.as_json(row) for row in export.selected(text_hash=text_hash)[:100]]
-        return Response({"text_hash": text_hash, "count": len(records), "records": records})
+        consumer = request.user
+        own = Q(actor=f"consumer:{consumer.name}") | Q(task__consumer=consumer)
+        records = [export.as_json(row) for row in export.selected(text_hash=text_hash).filter(own)[:100]]
+        return Response({"text_hash": text_hash if records else None, "count": len(records), "records": records})
 
 
 def _moment(params, name: str):

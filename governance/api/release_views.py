@@ -70,5 +70,6 @@ class PolicyVersionsView(GavelAPIView):
     @extend_schema(responses={200: OpenApiTypes.OBJECT, **ERRORS}, summary="List the kept policy versions")
     def get(self, request):
         rows = [{"version": r.number, "at": r.at.isoformat(), "actor": r.actor, "source": r.source,
+                 "author": r.author, "approver": r.approver, "regressions_accepted": r.regressions_accepted,
                  "summary": r.summary} for r in versions.history()]
         return self.with_policy_version(Response({"versions": rows}), PolicyVersion.current())

@@ -33,7 +33,8 @@ from governance.api.parsers import BODY_TOO_DEEP, MAX_BODY_DEPTH
 from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.screening.text import nesting_beyond
 from governance.models import GovernanceEvent, PolicyVersion, Task
-from governance.policy import release, versions
+from governance.policy import release, release_paths, versions
+from governance.policy.proposals_report import draft_facts
 from governance.review.rule_stats import MAX_DAYS, rule_stats
 
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]+$"
@@ -320,11 +321,16 @@ class PolicyView(GavelAPIView):
 
     @extend_schema(
         request={"application/json": POLICY_DOCUMENT, "application/yaml": POLICY_DOCUMENT},
-        responses={200: OpenApiTypes.OBJECT, **ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)},
+        responses={200: OpenApiTypes.OBJECT, 202: OpenApiResponse(OpenApiTypes.OBJECT, description=(
+                       "GAVEL_POLICY_FOUR_EYES=1: the document became a draft (`draft`, with its `revision`, and "
+                       "`changes`) that another approver publishes; nothing is live.")),
+                   **ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)},
         summary="Replace the policy document (atomic; nothing is written when any path has an error)",
         description="With dry_run=true nothing is written and the answer adds the examples before and after and "
-                    "a replay of retained task texts. A draft that makes a passing example fail is refused "
-                    "(409 examples_regressed) unless allow_regressions=true.",
+                    "a replay of retained task texts (counts of at least GAVEL_REPORT_MIN_TEXTS texts). A draft "
+                    "that makes a passing example fail is refused (409 examples_regressed) unless "
+                    "allow_regressions=true. With four eyes (GAVEL_POLICY_FOUR_EYES=1) the document is not "
+                    "released: it becomes this consumer's draft (202), published by another approver.",
         parameters=[
             OpenApiParameter("dry_run", bool, description="Report what the document would do; write nothing."),
             OpenApiParameter("allow_regressions", bool, description="Apply even when passing examples would fail."),
@@ -346,6 +352,7 @@ class PolicyView(GavelAPIView):
         # More than the retained tasks is all of them; the bound keeps the query's LIMIT in range.
         replay = min(_positive_int(params.get("replay", release.replaying.DEFAULT_REPLAY), "replay", zero=True),
                      MAX_REPLAY)
+        replay = release.replaying.narrowest_window(replay)  # never fewer than GAVEL_REPORT_MIN_TEXTS
         judges = _flag(params, "replay_judges")
         cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
         try:
@@ -354,11 +361,18 @@ class PolicyView(GavelAPIView):
                                             cost_cap=cost_cap if judges else 0.0)
                 # Counts only: an administrator consumer reads no other consumer's tasks (issue 25).
                 return self.with_policy_version(Response(plan.as_dict(task_ids=False)), PolicyVersion.current())
-            report, plan = release.apply_release(request.data, prune=True, allow_regressions=allow,
-                                                 actor=f"consumer:{request.user.name}", source="api")
+            released = release_paths.release_or_draft(request.data, actor=request.user, source="api", prune=True,
+                                                      title="PUT /api/v1/policy", allow_regressions=allow)
         except policy.PolicyInvalid as exc:
             raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
                            fields=exc.errors) from exc
+        if isinstance(released, release_paths.Proposed):
+            # Four eyes: the document is a draft another approver publishes (202: accepted, not live).
+            body = {"released": False, "draft": draft_facts(released.draft),
+                    "changes": [{"section": c["section"], "name": c["name"], "action": c["action"]}
+                                for c in released.draft.changes]}
+            return self.with_policy_version(Response(body, status=202), PolicyVersion.current())
+        report, plan = released
         body = report.as_dict()
         body["regressions_accepted"] = plan.regressions if plan else []
         return self.with_policy_version(Response(body), PolicyVersion.current())

@@ -37,6 +37,14 @@ class PolicyDraft(models.Model):
                                       help_text=_("When the worker publishes the draft, through the release gate."))
     scheduled_by = models.CharField(_("scheduled by"), max_length=200, blank=True, default="",
                                     help_text=_("The approver who set the publishing time."))
+    # An approval is of the draft as the approver read it (SPEC §12.5, issue 41): its content hash when it
+    # was submitted or scheduled; any later change clears it, the submission and the schedule.
+    approved_revision = models.CharField(_("approved revision"), max_length=64, blank=True, default="",
+                                         help_text=_("The content hash of the draft when it was submitted or "
+                                                     "scheduled; publishing at the set time needs the same."))
+    approval_withdrawn = models.CharField(_("approval withdrawn"), max_length=500, blank=True, default="",
+                                          help_text=_("Why the last submission or schedule was withdrawn: the "
+                                                      "draft changed after it was approved."))
     published_version = models.PositiveBigIntegerField(_("published version"), null=True, blank=True,
                                                        help_text=_("The policy version the draft became."))
     approver_label = models.CharField(_("approver"), max_length=200, blank=True, default="",

@@ -16,12 +16,17 @@ from django.utils.translation import gettext_lazy
 
 from governance import policy
 from governance.records.permissions import is_administrator
-from governance.policy import release
+from governance.policy import release, release_paths
 from governance.policy import replay as replaying
 from governance.policy.loading import load_yaml
 
 MSG_ADMINS_ONLY = gettext_lazy("Only an administrator (superuser) may import or export the policy file: it holds "
                                "every admin-only field.")
+
+
+MSG_IMPORT_TITLE = gettext_lazy("Imported policy file")
+MSG_IMPORT_DRAFTED = gettext_lazy("Four eyes: nothing was released. The file is now a draft with %(count)d "
+                                  "change(s); another approver publishes it.")
 
 
 class PolicyImportForm(forms.Form):
@@ -77,9 +82,14 @@ def policy_import(request):
             if apply:
                 # The gate replays the same window as the dry run did: a refusal re-shows the report the
                 # administrator saw one click before, not an empty replay (issue 27).
-                report, plan = release.apply_release(
-                    document, prune=prune, allow_regressions=bool(request.POST.get("allow_regressions")),
-                    actor=f"user:{request.user.get_username()}", source="admin", replay=replaying.DEFAULT_REPLAY)
+                released = release_paths.release_or_draft(
+                    document, actor=request.user, source="admin", prune=prune, title=str(MSG_IMPORT_TITLE),
+                    allow_regressions=bool(request.POST.get("allow_regressions")), replay=replaying.DEFAULT_REPLAY)
+                if isinstance(released, release_paths.Proposed):
+                    # Four eyes: the file is a draft another approver publishes; its page is the next step.
+                    messages.success(request, MSG_IMPORT_DRAFTED % {"count": len(released.draft.changes)})
+                    return redirect("admin:governance_policydraft_change", released.draft.pk)
+                report, plan = released
             else:
                 plan = release.plan_release(document, prune=prune)
                 report = plan.report

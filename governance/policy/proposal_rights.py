@@ -1,4 +1,5 @@
-"""What only an administrator may publish: a draft's changes to the fields only administrators write.
+"""What only an administrator may publish: a draft's changes to the fields only administrators write, and
+its removals of records (SPEC §12.5, amended by issue 41).
 
 A policy editor's admin form never offers those fields, but a draft can still carry them: a restored
 version, or a file imported with `import_policy --draft`. Publishing such a draft writes them, so an
@@ -14,9 +15,12 @@ from governance.policy.format import NAME_KEYS
 # Policy-file keys of a configuration that hold admin-only fields (`rules.*` is a nested mapping).
 CONFIGURATION_KEYS = ("context_tags", "read_tools", "escalation", "rules.mode", "rules.tags", "rules.judges",
                       "rules.default", "rules.min_confidence")
-# Admin-only only while another configuration names this one as a judge or its escalation.
-WHILE_JUDGING_KEYS = ("budget.daily_requests", "budget.daily_tokens", "budget.daily_cost")
-PROVIDER_KEYS = ("route", "api_base", "api_key_env", "trust_zone")
+# Admin-only only while another configuration names this one as a judge or its escalation: its budget caps
+# (§2.3), and where it sends the text it judges — its provider and fallbacks (docs/permissions.md, issue 11:
+# "giving such a configuration another provider" is an administrator's change).
+WHILE_JUDGING_KEYS = ("provider", "fallbacks", "budget.daily_requests", "budget.daily_tokens", "budget.daily_cost")
+# §2.3's provider fields, and its kind (a chat or a decision judge: which configurations may judge through it).
+PROVIDER_KEYS = ("route", "api_base", "api_key_env", "trust_zone", "kind")
 
 
 def _field_default(name: str):
@@ -57,13 +61,19 @@ def _judges_for_others(document: dict, identifier: str) -> bool:
 
 
 def admin_only_changes(changes, live: dict, drafted: dict) -> list[str]:
-    """`section:name key` for each admin-only field the changes write (empty: any approver may publish)."""
+    """`section:name key` for each admin-only field the changes write, and `section:name removed` for each
+    record they remove (empty: any approver may publish).
+
+    A removal is an administrator's in every section: removing a provider or a configuration takes every
+    consumer's grant to it, and removing a list, a rule or an example switches a check (or its test) off."""
     found = []
     for change in changes or ():
         section, name, record = change["section"], change["name"], change.get("record")
-        if record is None:
-            continue  # a removal writes no field
         before = find_record(live, section, name)
+        if record is None:
+            if before is not None or change.get("base") is not None:
+                found.append(f"{section}:{name} removed")
+            continue
         if section == "providers":
             keys = PROVIDER_KEYS
         elif section == "configurations":

@@ -10,12 +10,15 @@ these functions; the report is `proposals_report.draft_report`.
 from __future__ import annotations
 
 import copy
+import hashlib
+import json
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from governance.errors import Conflict as ConflictError
 from governance.errors import NotGranted, UnknownRecord
@@ -32,7 +35,9 @@ ACTIONS = ("add", "change", "remove")
 LIVE_STATUSES = (PolicyDraft.Status.OPEN, PolicyDraft.Status.SUBMITTED)
 # The governance log's decision for each draft event (the event's own name is in its detail).
 DECISIONS = {"created": "draft_created", "submitted": "draft_submitted", "sent_back": "draft_sent_back",
-             "withdrawn": "draft_withdrawn", "published": "draft_published", "publish_refused": "draft_refused"}
+             "withdrawn": "draft_withdrawn", "published": "draft_published", "publish_refused": "draft_refused",
+             # A change after an approval sends the draft back to open (SPEC §12.5, issue 41).
+             "approval_withdrawn": "draft_sent_back"}
 PUBLISH_PERMISSION = "governance.publish_policy"
 COMMAND_PREFIX = "command:"
 
@@ -70,6 +75,20 @@ class DraftConflicts(ConflictError):
         self.conflicts = conflicts
 
 
+class DraftChanged(ConflictError):
+    """The draft is not what the approver read: it changed after they read or approved it."""
+
+    default_code = "draft_changed"
+
+
+MSG_DRAFT_CHANGED = gettext_lazy("The draft changed after you read it, so nothing was published: read it again, then "
+                                 "publish (or schedule) the revision you read.")
+MSG_APPROVAL_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission and its "
+                                      "schedule (set by %(approver)s) were withdrawn. Submit or schedule it again.")
+MSG_SUBMISSION_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission was "
+                                        "withdrawn. Submit it again.")
+
+
 class AdminOnlyChanges(NotGranted):
     """The draft writes fields only an administrator writes, and the approver is not one."""
 
@@ -100,8 +119,9 @@ def may_approve(actor) -> bool:
     """Approvers (SPEC §12.5): administrators (superusers), users with *publish policy*, administrator
     consumers of the API, and the operator's command line (`command:…`)."""
     if isinstance(actor, str):
-        # The command line is the operator's, who may import a policy directly anyway.
-        return actor.startswith(COMMAND_PREFIX)
+        # The command line is the operator's, who may import a policy directly anyway — unless four eyes are
+        # on: a shell cannot tell two people apart, so a person in the admin or a consumer approves.
+        return actor.startswith(COMMAND_PREFIX) and not settings.GAVEL_POLICY_FOUR_EYES
     if actor is None:
         return False
     if hasattr(actor, "get_username"):
@@ -137,7 +157,8 @@ def _require_approver(actor, draft: PolicyDraft) -> None:
         found = admin_only_changes(draft.changes, live, draft_document(draft, live)[0])
         if found:
             raise AdminOnlyChanges(
-                _("Only an administrator may publish this draft: it changes %(fields)s.") % {"fields": ", ".join(found)},
+                _("Only an administrator may publish this draft: it changes admin-only fields or removes records "
+                  "(%(fields)s).") % {"fields": ", ".join(found)},
                 fields={"changes": found})
 
 
@@ -147,6 +168,38 @@ def _event(draft: PolicyDraft, kind: str, actor: str, **facts) -> GovernanceEven
         correlation_id=f"draft-{draft.pk}", decision=DECISIONS[kind], check_name="policy", actor=actor[:150],
         detail={"event": f"draft.{kind}", "draft": draft.pk, "base_version": draft.base_version,
                 "live_version": PolicyVersion.current(), "changes": len(draft.changes or ()), **facts})
+
+
+def revision_of(draft: PolicyDraft) -> str:
+    """The draft's content hash (SHA-256 of its changes as canonical JSON): what an approval pins and what
+    publishing over the API names (`revision`)."""
+    payload = json.dumps(draft.changes or [], sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def _after_change(draft: PolicyDraft, actor) -> None:
+    """Any change to the draft after its approval withdraws the submission and the schedule (SPEC §12.5):
+    the draft goes back to open, the approver's time is cleared, the page and the governance log say so."""
+    approved = draft.status == PolicyDraft.Status.SUBMITTED or draft.publish_at is not None
+    if not approved or revision_of(draft) == draft.approved_revision:
+        return
+    who = actor_label(actor) or draft.author_label
+    approver = draft.scheduled_by
+    note = (MSG_APPROVAL_WITHDRAWN if approver else MSG_SUBMISSION_WITHDRAWN) % {"who": who, "approver": approver}
+    was = draft.status
+    draft.status = PolicyDraft.Status.OPEN
+    draft.publish_at = None
+    draft.scheduled_by = ""
+    draft.approved_revision = ""
+    draft.approval_withdrawn = str(note)[:500]
+    draft.save(update_fields=["status", "publish_at", "scheduled_by", "approved_revision", "approval_withdrawn",
+                              "updated_at"])
+    _event(draft, "approval_withdrawn", who, approver=approver, was=was)
+
+
+def _pin(draft: PolicyDraft) -> None:
+    draft.approved_revision = revision_of(draft)
+    draft.approval_withdrawn = ""
 
 
 # --- records in a document --------------------------------------------------------------------
@@ -253,9 +306,10 @@ def _require_status(draft: PolicyDraft, *statuses) -> None:
             "status": draft.get_status_display()}, fields={"status": [draft.status]})
 
 
-def record_change(draft: PolicyDraft, section: str, name: str, record: dict | None) -> None:
+def record_change(draft: PolicyDraft, section: str, name: str, record: dict | None, *, actor=None) -> None:
     """Put one record into the draft (None removes it). The first change of a record keeps the live
-    record as its base; a change that brings the record back to its base drops out of the draft."""
+    record as its base; a change that brings the record back to its base drops out of the draft. A change
+    after an approval withdraws it (`_after_change`)."""
     _check_section(section)
     _require_status(draft, PolicyDraft.Status.OPEN)
     changes = [c for c in draft.changes or () if (c["section"], c["name"]) != (section, name)]
@@ -267,6 +321,7 @@ def record_change(draft: PolicyDraft, section: str, name: str, record: dict | No
                         "record": copy.deepcopy(record), "base": base})
     draft.changes = changes
     draft.save(update_fields=["changes", "updated_at"])
+    _after_change(draft, actor)
 
 
 def draft_document(draft: PolicyDraft, live: dict | None = None) -> tuple[dict, list[Conflict]]:
@@ -284,7 +339,7 @@ def draft_document(draft: PolicyDraft, live: dict | None = None) -> tuple[dict, 
     return document, conflicts
 
 
-def resolve_conflict(draft: PolicyDraft, section: str, name: str, take: str) -> None:
+def resolve_conflict(draft: PolicyDraft, section: str, name: str, take: str, *, actor=None) -> None:
     """Settle a conflict: `draft` keeps the draft's record over today's live one; `live` drops the change."""
     if take not in ("draft", "live"):
         raise ValueError("take must be 'draft' or 'live'")
@@ -300,6 +355,7 @@ def resolve_conflict(draft: PolicyDraft, section: str, name: str, take: str) -> 
         if change["record"] == change["base"]:
             draft.changes = [c for c in draft.changes if c is not change]
     draft.save(update_fields=["changes", "updated_at"])
+    _after_change(draft, actor)
 
 
 def changes_touching(section: str, name: str) -> list[PolicyDraft]:
@@ -332,6 +388,7 @@ def draft_from_document(document, actor, *, title: str, prune: bool = False) -> 
     draft.changes = changes
     draft.base_version = PolicyVersion.current()
     draft.save(update_fields=["changes", "base_version", "updated_at"])
+    _after_change(draft, actor)
     return draft, False
 
 
@@ -356,8 +413,9 @@ def submit(draft: PolicyDraft, user) -> None:
     """The author hands the draft to the approvers: open → submitted."""
     _require_status(draft, PolicyDraft.Status.OPEN)
     draft.status = PolicyDraft.Status.SUBMITTED
-    draft.save(update_fields=["status", "updated_at"])
-    _event(draft, "submitted", actor_label(user))
+    _pin(draft)  # submitted as it stands: a later change sends it back (`_after_change`)
+    draft.save(update_fields=["status", "approved_revision", "approval_withdrawn", "updated_at"])
+    _event(draft, "submitted", actor_label(user), revision=draft.approved_revision)
 
 
 def send_back(draft: PolicyDraft, user, comment: str) -> None:
@@ -383,24 +441,35 @@ def withdraw(draft: PolicyDraft, user) -> None:
     _event(draft, "withdrawn", actor_label(user))
 
 
-def schedule_publish(draft: PolicyDraft, user, at) -> None:
-    """An approver sets (or, with None, clears) the time the worker publishes the draft (`publish_due`)."""
+def schedule_publish(draft: PolicyDraft, user, at, *, revision: str | None = None) -> None:
+    """An approver sets (or, with None, clears) the time the worker publishes the draft (`publish_due`).
+    The schedule pins the draft as it stands (or as `revision` names it): the worker publishes that
+    content only, and any change before then withdraws the schedule."""
     _require_status(draft, *LIVE_STATUSES)
     if at is not None:
         _require_approver(user, draft)
+        _require_revision(draft, revision)
+        _pin(draft)
     draft.publish_at = at
     draft.scheduled_by = actor_label(user)[:200] if at is not None else ""
-    draft.save(update_fields=["publish_at", "scheduled_by", "updated_at"])
+    draft.save(update_fields=["publish_at", "scheduled_by", "approved_revision", "approval_withdrawn", "updated_at"])
 
 
-def publish(draft: PolicyDraft, user, *, allow_regressions: bool = False):
+def _require_revision(draft: PolicyDraft, revision: str | None) -> None:
+    if revision is not None and revision != revision_of(draft):
+        raise DraftChanged(str(MSG_DRAFT_CHANGED), fields={"revision": [str(MSG_DRAFT_CHANGED)]})
+
+
+def publish(draft: PolicyDraft, user, *, allow_regressions: bool = False, revision: str | None = None):
     """Publish the draft through the release gate (SPEC §12.3): the live policy of this moment with the
     draft's changes. Returns the new policy version number (the live one when nothing changed).
 
     Raises NotGranted / FourEyesRefused (403), NotPublishable, DraftConflicts and ExamplesRegressed (409),
-    PolicyInvalid (the changes no longer make a valid policy)."""
+    PolicyInvalid (the changes no longer make a valid policy). With `revision` (the API's and the admin's
+    publish name the revision the approver read), a draft that changed since is DraftChanged (409)."""
     _require_status(draft, *LIVE_STATUSES)
     _require_approver(user, draft)
+    _require_revision(draft, revision)
     return _publish(draft, actor_label(user), allow_regressions=allow_regressions)
 
 
@@ -408,6 +477,10 @@ def _publish(draft: PolicyDraft, approver: str, *, allow_regressions: bool, sche
     from governance.policy import PolicyInvalid
 
     facts = {"scheduled": True} if scheduled else {}
+    if scheduled and draft.approved_revision != revision_of(draft):
+        # The worker publishes only what the approver scheduled (a change should have withdrawn the schedule).
+        _event(draft, "publish_refused", approver, reason="draft_changed", **facts)
+        raise DraftChanged(str(MSG_DRAFT_CHANGED))
     document, conflicts = draft_document(draft)
     if conflicts:
         _event(draft, "publish_refused", approver, reason="conflicts", conflicts=len(conflicts), **facts)
@@ -458,6 +531,6 @@ def publish_due(now=None) -> list[dict]:
         try:
             version = _publish(draft, draft.scheduled_by, allow_regressions=False, scheduled=True)
             results.append({"draft": draft.pk, "published": version})
-        except (DraftConflicts, ExamplesRegressed, PolicyInvalid) as exc:
+        except (DraftConflicts, DraftChanged, ExamplesRegressed, PolicyInvalid) as exc:
             results.append({"draft": draft.pk, "refused": getattr(exc, "code", "invalid_policy")})
     return results

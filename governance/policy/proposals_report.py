@@ -20,7 +20,7 @@ from governance.policy import PolicyInvalid, export_policy
 from governance.policy import replay as replaying
 from governance.policy.drafts import draft_policy
 from governance.policy.dump import to_yaml
-from governance.policy.proposals import draft_document
+from governance.policy.proposals import draft_document, revision_of
 from governance.policy.testing import JUDGE_MODES, run_examples, select_examples
 from governance.runs.rehearsal import rehearsal
 from termlists.matcher import matches_outside
@@ -35,6 +35,9 @@ def draft_facts(draft: PolicyDraft) -> dict:
     live = PolicyVersion.current()
     return {
         "id": draft.pk, "title": draft.title, "status": draft.status, "author": draft.author_label,
+        # What an approver names when publishing (SPEC §12.5): the draft as they read it.
+        "revision": revision_of(draft), "approved_revision": draft.approved_revision or None,
+        "approval_withdrawn": draft.approval_withdrawn or None,
         "base_version": draft.base_version, "live_version": live, "base_moved": live != draft.base_version,
         "publish_at": draft.publish_at.isoformat() if draft.publish_at else None,
         "scheduled_by": draft.scheduled_by, "published_version": draft.published_version,
@@ -150,7 +153,8 @@ def in_words(row: dict) -> str:
 def _replay_part(texts, before, after, *, window: dict, judges: bool, task_ids: bool) -> dict:
     compared = replaying.compare(before, after, judges=judges)
     if not task_ids:
-        return {"window": window, "screened": compared.replayed, **compared.as_counts()}
+        counts = compared.as_counts()
+        return {"window": window, "screened": counts["replayed"], **counts}
     before, after = before[0], after[0]
     changed = []
     for item in texts:

@@ -118,8 +118,9 @@ def apply_release(document, *, prune: bool = True, allow_regressions: bool = Fal
     if plan is not None and plan.regressions and not allow_regressions:
         raise ExamplesRegressed(plan)
     accepted = len(plan.regressions) if plan else 0
-    # `author` (a draft's, SPEC §12.5) and the approver (`actor`) are kept with the version.
-    with acting(actor, source), releasing(author=author, approver=actor if author else "",
+    # `author` (a draft's, SPEC §12.5) and the approver (`actor`) are kept with the version; a direct release
+    # (no draft) is its actor's, who wrote and approved it alone.
+    with acting(actor, source), releasing(author=author or actor, approver=actor,
                                           regressions_accepted=accepted), transaction.atomic():
         report = import_policy(document, prune=prune)
         if report.has_changes:

@@ -21,9 +21,27 @@ from judging import cache as verdict_cache
 
 DEFAULT_REPLAY = 500
 ACTOR = "policy replay"
-# Over the API a replay reports counts only, and a rule or term only once it changed this many texts
-# (issue 25: per-term task ids of `a*`…`9*` recovered another consumer's answer word by word).
-MIN_GROUP = 5
+# What a replay's outcome changes are called (`compare`); a report for readers who may not read the texts
+# names every one, so that a change's mere presence says nothing.
+CHANGE_KINDS = ("allowed→blocked", "blocked→allowed", "new_hints", "lost_hints")
+FEWER_THAN = "fewer than {n}"
+
+
+def min_texts() -> int:
+    """GAVEL_REPORT_MIN_TEXTS: the fewest texts a report answers about to someone who may not read them
+    (SPEC §12.5; issue 25: per-term task ids recovered another consumer's answer word by word; issue 41:
+    a count over `replay=1` recovered a 4-digit code)."""
+    return settings.GAVEL_REPORT_MIN_TEXTS
+
+
+def narrowest_window(replay: int) -> int:
+    """A window of the last `replay` tasks is never narrower than GAVEL_REPORT_MIN_TEXTS (0 stays none)."""
+    return max(replay, min_texts()) if replay > 0 else 0
+
+
+def at_least(count: int, n: int):
+    """`count`, or "fewer than N" when it is below N (zero too: none is also an answer about few texts)."""
+    return count if count >= n else FEWER_THAN.format(n=n)
 
 
 @dataclass
@@ -119,16 +137,23 @@ class ReplayReport:
             "not_screened": self.not_screened, "judge_calls": self.judge_calls,
         }
 
-    def as_counts(self, min_group: int = MIN_GROUP) -> dict:
-        """The report as an administrator consumer reads it (SPEC §12.3 over the API): no task id, and a
-        rule or term only when it changed at least `min_group` texts; the rows held back are counted.
-        People who may open every task (superusers: admin pages, commands) read `as_dict`."""
-        shown = {key: {"new": len(v["new"]), "lost": len(v["lost"])} for key, v in sorted(self.by_rule.items())
-                 if len(v["new"]) + len(v["lost"]) >= min_group}
+    def as_counts(self, n: int | None = None) -> dict:
+        """The report for readers who may not read the texts (an administrator consumer over the API, SPEC
+        §12.3, §12.5): no task id, and nothing about fewer than `n` (GAVEL_REPORT_MIN_TEXTS) texts — over a
+        window of fewer texts it answers nothing (`withheld`); every count below `n`, zero included, reads
+        "fewer than n"; every change kind is named; a rule or term shows only once it moved on `n` texts
+        either way, and how many were held back is not said (that number was an oracle too). People who may
+        read every text (editors: admin pages, commands) read `as_dict`."""
+        n = min_texts() if n is None else n
+        if self.replayed < n:
+            return {"replayed": at_least(self.replayed, n), "judges": self.judges, "withheld": True, "min_texts": n}
+        kinds = [*CHANGE_KINDS, *sorted(k for k in self.changes if k not in CHANGE_KINDS)]
+        shown = {key: {"new": at_least(len(v["new"]), n), "lost": at_least(len(v["lost"]), n)}
+                 for key, v in sorted(self.by_rule.items()) if max(len(v["new"]), len(v["lost"])) >= n}
         return {
-            "replayed": self.replayed, "judges": self.judges, "counts": self.counts, "rules": shown,
-            "rules_withheld": len(self.by_rule) - len(shown), "min_group": min_group,
-            "not_screened": len(self.not_screened), "judge_calls": self.judge_calls,
+            "replayed": self.replayed, "judges": self.judges, "withheld": False, "min_texts": n,
+            "counts": {kind: at_least(len(self.changes.get(kind, ())), n) for kind in kinds}, "rules": shown,
+            "not_screened": at_least(len(self.not_screened), n), "judge_calls": self.judge_calls,
         }
 
 

@@ -123,9 +123,14 @@ def keep(request, pk):
     """Keep the reviewed task as a policy example whose expectation follows the review."""
     task = task_or_404(pk)
     try:
-        example = keep_as_example(task, user=request.user)
+        kept = keep_as_example(task, user=request.user)
     except GavelError as exc:
         messages.error(request, exc.message)
         return _back(task, request, "#keep")
-    messages.success(request, _("Kept as the policy example “%(name)s”.") % {"name": example.name})
+    if kept.draft is not None:
+        messages.success(request, _("Four eyes: the example “%(name)s” is in your policy draft “%(draft)s”; it "
+                                    "counts once another approver publishes the draft.")
+                         % {"name": kept.example.name, "draft": str(kept.draft)})
+    else:
+        messages.success(request, _("Kept as the policy example “%(name)s”.") % {"name": kept.example.name})
     return _back(task, request, "#keep")

@@ -50,19 +50,22 @@ def test_four_eyes_refuses_the_authors_publish_and_another_approver_publishes(
     assert again.status_code == 200 and again.json()["id"] == draft["id"]  # the same open draft, updated
     assert author.post(f"/api/v1/policy/drafts/{draft['id']}/submit").status_code == 200
     with override_settings(GAVEL_POLICY_FOUR_EYES=True):
-        refused = author.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {}, format="json")
+        refused = author.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"revision": draft["revision"]},
+                              format="json")
         assert refused.status_code == 403 and refused.json()["error"]["code"] == "four_eyes"
         assert screen(api, text) == "allowed"
         with django_capture_on_commit_callbacks(execute=True):
             published = approver.post(f"/api/v1/policy/drafts/{draft['id']}/publish",
-                                      {"allow_regressions": False}, format="json")
+                                      {"allow_regressions": False, "revision": draft["revision"]},
+                                      format="json")
     assert published.status_code == 200, published.content
     number = published.json()["version"]
     assert number == PolicyVersion.current() > version and published.json()["status"] == "published"
     revision = PolicyRevision.objects.get(number=number)
     assert (revision.author, revision.approver) == ("consumer:ci", "consumer:release-manager")
     assert screen(api, text) == "blocked"  # only now
-    again = approver.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {}, format="json")
+    again = approver.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"revision": draft["revision"]},
+                          format="json")
     assert again.status_code == 409 and again.json()["error"]["code"] == "draft_status"
 
 
@@ -73,11 +76,13 @@ def test_a_regression_is_409_naming_it_until_the_approver_allows_it(make_consume
                        format="json").json()
     report = admin.get(f"/api/v1/policy/drafts/{draft['id']}?replay=0").json()
     assert report["test"]["regressions"] == ["plain-news-allowed"]
-    refused = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {}, format="json")
+    refused = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"revision": draft["revision"]},
+                         format="json")
     assert refused.status_code == 409
     error = refused.json()["error"]
     assert error["code"] == "examples_regressed" and error["fields"]["regressions"] == ["plain-news-allowed"]
-    allowed = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"allow_regressions": True}, format="json")
+    allowed = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"allow_regressions": True,
+                                                                          "revision": draft["revision"]}, format="json")
     assert allowed.status_code == 200 and allowed.json()["regressions_accepted"] == 1
 
 
@@ -89,7 +94,8 @@ def test_conflicts_are_409_and_withdraw_ends_a_draft(make_consumer, provider):
     assert admin.put("/api/v1/policy", with_term(document, "Gratis"), format="json").status_code == 200
     report = admin.get(f"/api/v1/policy/drafts/{draft['id']}").json()
     assert report["draft"]["base_moved"] is True and len(report["conflicts"]) == 1
-    refused = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {}, format="json")
+    refused = admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"revision": draft["revision"]},
+                         format="json")
     assert refused.status_code == 409 and refused.json()["error"]["fields"]["conflicts"] == ["term_lists:Brand words"]
     assert admin.post(f"/api/v1/policy/drafts/{draft['id']}/withdraw").json()["status"] == "withdrawn"
     listed = admin.get("/api/v1/policy/drafts?status=withdrawn").json()["drafts"]
@@ -129,9 +135,11 @@ def test_bad_input_names_the_field_and_other_consumers_get_403(make_consumer, ap
         answer = admin.get(f"/api/v1/policy/drafts/{draft['id']}?{query}")
         assert answer.status_code == 400, query
         assert query.split("=")[0] in answer.json()["error"]["fields"]
-    assert admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"allow_regressions": "often"},
+    assert admin.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"allow_regressions": "often",
+                                                                           "revision": draft["revision"]},
                       format="json").status_code == 400
     assert api.get("/api/v1/policy/drafts").status_code == 403
-    assert api.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {}, format="json").status_code == 403
+    assert api.post(f"/api/v1/policy/drafts/{draft['id']}/publish", {"revision": draft["revision"]},
+                    format="json").status_code == 403
     assert not GovernanceEvent.objects.filter(decision="draft_published").exists()
     assert PolicyDraft.objects.count() == 1

@@ -66,8 +66,12 @@ def test_the_api_and_the_command_give_the_same_report_for_the_same_draft(provide
     by_hours = client.get(f"/api/v1/policy/drafts/{draft.pk}?replay_hours=0.05&judges=cached").json()
     assert by_hours == json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay-hours",
                                           "0.05", "--judges", "cached", "--counts-only"))
-    assert by_hours["replay"]["window"] == {"hours": 0.05} and by_hours["replay"]["screened"] == 2  # 3 minutes
-    assert from_api["replay"]["counts"] == {"allowed→blocked": 4}
+    # 3 minutes hold 2 texts: fewer than GAVEL_REPORT_MIN_TEXTS, so the counts-only report says nothing more.
+    assert by_hours["replay"]["window"] == {"hours": 0.05} and by_hours["replay"]["screened"] == "fewer than 5"
+    assert by_hours["replay"]["withheld"] is True and "counts" not in by_hours["replay"]
+    assert from_api["replay"]["screened"] == 6 and from_api["replay"]["counts"] == {
+        "allowed→blocked": "fewer than 5", "blocked→allowed": "fewer than 5", "new_hints": "fewer than 5",
+        "lost_hints": "fewer than 5"}  # 4 changed: fewer than GAVEL_REPORT_MIN_TEXTS
     assert from_api["changes"] == [{"section": "term_lists", "name": "Brand words", "action": "change"},
                                    {"section": "examples", "name": "plain-news-allowed", "action": "remove"}]
     # What the admin page shows (people who may open every task) is the full report, task ids included.

@@ -116,11 +116,11 @@ def test_submit_refused_publish_accept_and_the_version_names_author_and_approver
     assert draft.status == "submitted"
     admin = client_for(root)
     version = PolicyVersion.current()
-    refused = admin.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1"}).content.decode()
+    refused = admin.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1", "revision": proposals.revision_of(draft)}).content.decode()
     assert 'id="draft-refused"' in refused and "discount-word-blocked" in refused
     assert 'name="allow_regressions"' in refused and PolicyVersion.current() == version
     with django_capture_on_commit_callbacks(execute=True):
-        admin.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1", "allow_regressions": "1"})
+        admin.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1", "revision": proposals.revision_of(draft), "allow_regressions": "1"})
     draft.refresh_from_db()
     assert draft.status == "published" and draft.regressions_accepted == 1
     assert TermList.objects.get().mode == "report" and PolicyVersion.current() > version
@@ -155,7 +155,7 @@ def test_four_eyes_the_author_has_no_publish_button_another_approver_has(provide
     own = page_of(client_for(anna), draft)
     assert 'id="draft-publish"' not in own and 'id="draft-four-eyes"' in own
     assert 'id="draft-publish"' in page_of(client_for(root), draft)
-    refused = client_for(anna).post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1"}, follow=True)
+    refused = client_for(anna).post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1", "revision": proposals.revision_of(draft)}, follow=True)
     assert "Four eyes" in refused.content.decode()
     draft.refresh_from_db()
     assert draft.status == "open"
@@ -217,7 +217,7 @@ def test_the_draft_page_and_try_it_read_in_german(provider):
     draft = report_mode_draft(editor())
     proposals.submit(draft, draft.author)
     client = client_for(root)
-    refused = client.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1"},
+    refused = client.post(f"/admin/governance/policydraft/{draft.pk}/change/", {"publish": "1", "revision": proposals.revision_of(draft)},
                           HTTP_ACCEPT_LANGUAGE="de")
     conflicting = proposals.open_draft_for(root)
     proposals.record_change(conflicting, "term_lists", "Brand words", term_list(None, forbidden=["Rabatt*", "Skonto"]))

@@ -91,22 +91,22 @@ def test_a_reviewed_task_leaves_evidence_that_outlives_the_purge(api, admin_api,
     assert review.policy_version == task.policy_version and review.policy_version >= 1
     assert {c["check"] for c in review.checks} >= {"secret_redaction", "term_list", "pattern_rules", "rules_judge"}
 
-    found = verify(admin_api, edited)
+    found = verify(api, edited)
     assert found["count"] == 1
     record = found["records"][0]
     assert record["review"] == {"decision": "accepted", "by": "erika", "at": record["review"]["at"], "edited": True}
     assert record["task"] == str(task.pk) and record["policy_version"] == task.policy_version
     # The answer as generated was delivered (the task was ready): its own record, without a review.
-    original = verify(admin_api, LONG)
+    original = verify(api, LONG)
     assert original["count"] == 1 and original["records"][0]["review"] is None
-    assert verify(admin_api, edited.replace("nobody", "no one"))["count"] == 0
+    assert verify(api, edited.replace("nobody", "no one"))["count"] == 0
 
     Task.objects.filter(pk=task.pk).update(created=timezone.now() - timedelta(days=40))
     EvidenceRecord.objects.update(at=timezone.now() - timedelta(days=40))
     call_command("purge_governance", "--days", "30", stdout=io.StringIO())
     task.refresh_from_db()
     assert task.answer == "" and task.edited_text == "" and task.purged_at is not None
-    again = verify(admin_api, edited)
+    again = verify(api, edited)
     assert again["count"] == 1 and again["records"][0]["review"]["by"] == "erika"
 
 
@@ -115,7 +115,7 @@ def test_an_accepted_task_without_an_edit_records_the_review(api, admin_api, sub
     editor = get_user_model().objects.create_user("erika")
     task = Task.objects.get(pk=submit(task_body()).json()["id"])
     editors.accept(task, user=editor)
-    review = verify(admin_api, LONG)["records"]
+    review = verify(api, LONG)["records"]
     assert sorted(bool(r["review"]) for r in review) == [False, True]
     assert [r["review"]["edited"] for r in review if r["review"]] == [False]
 
@@ -127,7 +127,7 @@ def test_an_undone_accept_leaves_no_review_in_the_evidence(api, admin_api, submi
     task = Task.objects.get(pk=submit(task_body()).json()["id"])
     editors.accept(task, user=editor)
     undo_review(task, user=editor)
-    review = verify(admin_api, LONG)["records"]
+    review = verify(api, LONG)["records"]
     assert [bool(r["review"]) for r in review] == [False]  # the delivered answer's record stays
 
 
@@ -139,7 +139,7 @@ def test_a_blocked_task_is_not_delivered_and_has_no_evidence(api, admin_api, sub
     provider_server.set_default({"text": LONG})
     body = submit(task_body()).json()
     assert body["status"] == "blocked"
-    assert verify(admin_api, LONG)["count"] == 0 and not EvidenceRecord.objects.exists()
+    assert verify(api, LONG)["count"] == 0 and not EvidenceRecord.objects.exists()
 
 
 def test_a_short_text_records_judges_and_pattern_rules_as_not_run(api, admin_api, configuration):
@@ -148,7 +148,7 @@ def test_a_short_text_records_judges_and_pattern_rules_as_not_run(api, admin_api
     response = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": "Short and sweet."},
                         format="json")
     assert response.status_code == 200
-    record = verify(admin_api, "Short and sweet.")["records"][0]
+    record = verify(api, "Short and sweet.")["records"][0]
     checks = {c["check"]: c for c in record["checks"]}
     assert checks["pattern_rules"] == {"check": "pattern_rules", "result": "skipped", "reason": "not_finished_text"}
     assert checks["rules_judge"] == {"check": "rules_judge", "result": "skipped", "reason": "not_finished_text"}
@@ -201,12 +201,15 @@ def test_no_word_of_any_text_reaches_evidence(api, admin_api, submit, eager, pro
             assert word.lower() not in where.lower(), word
     # Each delivered text verifies.
     for word in ("screening", "api", "stream", "openai_chat", "openai_responses", "anthropic", "edit"):
-        assert verify(admin_api, words[word] + filler)["count"] == 1, word
+        assert verify(api, words[word] + filler)["count"] == 1, word
 
 
 # --- the API ---
-def test_verify_and_the_list_are_for_administrator_consumers(api, admin_api):
-    assert api.post("/api/v1/evidence/verify", {"text": "x"}, format="json").status_code == 403
+def test_the_list_is_for_administrator_consumers_and_verify_answers_a_consumer_about_its_own(api, admin_api):
+    # issue 41: verify answers each consumer about the texts delivered to it, never about another's.
+    assert api.post("/api/v1/evidence/verify", {"text": "x"}, format="json").json() == {
+        "text_hash": None, "count": 0, "records": []}
+    assert APIClient().post("/api/v1/evidence/verify", {"text": "x"}, format="json").status_code == 401
     assert api.get("/api/v1/evidence").status_code == 403
     assert APIClient().get("/api/v1/evidence").status_code == 401
 

@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from governance import policy
 from governance.management import read_input
-from governance.policy import proposals, release
+from governance.policy import proposals, release, release_paths
 from governance.policy.loading import load_yaml
 
 DRAFT_ACTOR = "command:import_policy"
@@ -59,8 +59,14 @@ class Command(BaseCommand):
                                             cost_cap=replay_cost_cap if replay_judges else 0.0)
                 report = plan.report
             else:
-                report, plan = release.apply_release(document, prune=prune, allow_regressions=allow_regressions,
-                                                     actor="command:import_policy", source="import")
+                released = release_paths.release_or_draft(document, actor=DRAFT_ACTOR, source="import", prune=prune,
+                                                          title=f"import_policy {file}"[:200],
+                                                          allow_regressions=allow_regressions)
+                if isinstance(released, release_paths.Proposed):
+                    self.stdout.write("Four eyes (GAVEL_POLICY_FOUR_EYES=1): nothing is released; the file is a "
+                                      "draft another approver publishes.")
+                    return self.print_draft(released.draft, released.created)
+                report, plan = released
         except release.ExamplesRegressed as exc:
             for line in release.format_plan(exc.plan):
                 self.stderr.write(line)
@@ -82,6 +88,9 @@ class Command(BaseCommand):
     def make_draft(self, document, title: str, *, prune: bool) -> None:
         """`--draft TITLE`: the file's changes into a draft; the same title, still open, is updated."""
         found, created = proposals.draft_from_document(document, DRAFT_ACTOR, title=title, prune=prune)
+        self.print_draft(found, created)
+
+    def print_draft(self, found, created: bool) -> None:
         self.stdout.write(f"Draft {found.pk} {'created' if created else 'updated'}: {len(found.changes)} change(s); "
                           f"nothing is live until it is published.")
         for change in found.changes:

@@ -46,10 +46,13 @@ class Command(BaseCommand):
                             help="with --publish: publish even when passing examples would fail")
         parser.add_argument("--publish-at", metavar="WHEN",
                             help="let the worker (or publish_due_drafts) publish it at this ISO time, or 'now'")
+        parser.add_argument("--revision", metavar="HASH",
+                            help="with --publish or --publish-at: the draft's revision as you read it (its report's "
+                                 "draft.revision); refused if the draft changed since")
 
     def handle(self, *args, draft=None, list=False, restore=None, format="text", replay=DEFAULT_REPLAY,
                replay_hours=None, judges="skip", replay_judges=False, cost_cap=1.0, counts_only=False, submit=False,
-               publish=False, allow_regressions=False, publish_at=None, resolve=(), **options):
+               publish=False, allow_regressions=False, publish_at=None, resolve=(), revision=None, **options):
         if list:
             for row in PolicyDraft.objects.order_by("-updated_at", "-id"):
                 self.stdout.write(f"{row.pk:>6}  {row.status:<9}  {row.author_label or '-':<24}  "
@@ -70,7 +73,7 @@ class Command(BaseCommand):
                     raise CommandError(f"No draft {draft}.")
                 if submit or publish or publish_at or resolve:
                     return self.act(found, submit=submit, publish=publish, allow_regressions=allow_regressions,
-                                    publish_at=publish_at, resolve=resolve)
+                                    publish_at=publish_at, resolve=resolve, revision=revision)
             report = draft_report(found, replay_tasks=replay, replay_hours=replay_hours, judges=judges,
                                   replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
                                   task_ids=not counts_only)
@@ -83,7 +86,7 @@ class Command(BaseCommand):
             self.stdout.write(line)
 
     def act(self, draft: PolicyDraft, *, submit: bool, publish: bool, allow_regressions: bool, publish_at,
-            resolve=()) -> None:
+            resolve=(), revision=None) -> None:
         """Resolve, submit, schedule or publish, as the operator (`command:policy_draft`)."""
         for item in resolve:
             record, _sep, take = item.rpartition("=")
@@ -101,10 +104,10 @@ class Command(BaseCommand):
                 raise CommandError("--publish-at takes an ISO time (2026-12-24T06:00:00+01:00) or 'now'.")
             if timezone.is_naive(at):
                 at = timezone.make_aware(at)
-            proposals.schedule_publish(draft, ACTOR, at)
+            proposals.schedule_publish(draft, ACTOR, at, revision=revision)
             self.stdout.write(f"Draft {draft.pk} publishes at {at.isoformat()} (the worker, or publish_due_drafts).")
         if publish:
-            version = proposals.publish(draft, ACTOR, allow_regressions=allow_regressions)
+            version = proposals.publish(draft, ACTOR, allow_regressions=allow_regressions, revision=revision)
             self.stdout.write(f"Draft {draft.pk} published as version {version}.")
 
 
@@ -143,7 +146,9 @@ def text_lines(report: dict) -> list[str]:
         lines.append(f"Replay of {replay['screened']} retained text(s) "
                      + (f"of the last {window['hours']} hour(s):" if "hours" in window
                         else f"of the last {window['tasks']} task(s):"))
-        for kind, count in sorted(replay["counts"].items()):
+        if replay.get("withheld"):
+            lines.append(f"  withheld: fewer than {replay['min_texts']} texts (GAVEL_REPORT_MIN_TEXTS).")
+        for kind, count in sorted((replay.get("counts") or {}).items()):
             lines.append(f"  {kind}: {count}")
         for c in replay.get("changed", ()):
             where = f" at {c['passage']['start']}-{c['passage']['end']}" if c["passage"] else ""

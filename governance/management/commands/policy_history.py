@@ -19,7 +19,9 @@ class Command(BaseCommand):
             summary = revision.summary or {}
             counts = ", ".join(f"{len(summary.get(kind) or ())} {kind}" for kind in ("created", "changed", "removed"))
             self.stdout.write(f"{revision.number:>6}  {revision.at:%Y-%m-%d %H:%M:%S}  "
-                              f"{revision.actor or '-'}  {revision.source or '-'}  {counts}")
+                              f"{revision.actor or '-'}  {revision.source or '-'}  {counts}"
+                              + (f"  author {revision.author}, approver {revision.approver}"
+                                 if revision.author or revision.approver else ""))
             for kind in ("created", "changed", "removed"):
                 for label in summary.get(kind) or ():
                     self.stdout.write(f"        {kind} {label}")
