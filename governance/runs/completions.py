@@ -87,6 +87,18 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
     )
 
 
+def count_input_tokens(data: dict, *, consumer) -> int:
+    """The input tokens of a completions request as its configuration's provider would be sent them (the
+    configuration's system prompt first), by litellm's counter for its model (the Messages API's count_tokens,
+    SPEC §11.9). Authorised as a completion; no provider is asked, so no budget is spent or checked."""
+    from judging.llm import count_tokens
+
+    services.require_kind(consumer, data.get("kind", "completion"))
+    configuration, _also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    return count_tokens(model_target(configuration), _messages_for(configuration, list(data["messages"])),
+                        data.get("tools") or None)
+
+
 def check_client_parameters(call: PreparedCall) -> None:
     """Refuse, before any provider is asked, a client parameter the configuration's route does not take
     (SPEC §11.5: passed on or refused with 400 naming it, never dropped)."""

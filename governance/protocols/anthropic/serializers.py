@@ -157,6 +157,10 @@ class AnthropicMessageSerializer(serializers.Serializer):
     gavel = OpenAIGavelSerializer()
 
 
+class AnthropicTokenCountSerializer(serializers.Serializer):
+    input_tokens = serializers.IntegerField(help_text="litellm's count for the configuration's model.")
+
+
 class AnthropicModelSerializer(serializers.Serializer):
     type = serializers.CharField(help_text="`model`")
     id = serializers.CharField(help_text="A configuration identifier.")

@@ -124,3 +124,19 @@ class MessagesView(AnthropicView):
             done = completions.run(call)
             response = Response(translate.message(done, model=model, consumer=request.user))
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
+
+
+class CountTokensView(AnthropicView):
+    @extend_schema(
+        request=serializers.AnthropicMessagesRequestSerializer,
+        responses={200: serializers.AnthropicTokenCountSerializer, **ERRORS},
+        tags=["anthropic"],
+        operation_id="anthropic_messages_count_tokens",
+        summary="Anthropic: count a request's input tokens",
+        description="The body of POST messages (max_tokens and stream not needed), read the same way; counted by "
+                    "litellm's token counter for the configuration's model, its system prompt included. No "
+                    "provider is asked. Also at /v1/messages/count_tokens.",
+    )
+    def post(self, request):
+        parsed = messages_request.parse_messages_request(request.data, count_only=True)
+        return Response({"input_tokens": completions.count_input_tokens(parsed.data, consumer=request.user)})
