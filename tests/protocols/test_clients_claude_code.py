@@ -138,3 +138,18 @@ def test_a_report_mode_hint_shows_in_the_output(claude, provider_server, configu
     note = result["result"][len(HINTED_ANSWER):]
     assert note.startswith("\n\n---\nGavel: ") and "click here" in note
     assert len(provider_server.chat_requests) == 1
+
+
+def test_a_tool_search_loads_a_deferred_tool_for_the_next_turn(claude, provider_server):
+    provider_server.script([
+        {"tool_calls": [{"id": "toolu_01", "name": "ToolSearch", "arguments": {"query": "select:NotebookEdit"}}]},
+        {"text": "NotebookEdit is loaded."},
+    ])
+    result = claude("Load the notebook tool.")
+    assert result["result"] == "NotebookEdit is loaded."
+    first, second = provider_server.chat_requests
+    offered = [[tool["function"]["name"] for tool in request.body["tools"]] for request in (first, second)]
+    assert "ToolSearch" in offered[0] and "NotebookEdit" not in offered[0]  # deferred until loaded
+    assert "NotebookEdit" in offered[1]
+    assert second.body["messages"][-1] == {"role": "tool", "tool_call_id": "toolu_01",
+                                           "content": "Tool loaded: NotebookEdit"}
