@@ -128,7 +128,7 @@ class MessagesView(AnthropicView):
 
 class CountTokensView(AnthropicView):
     @extend_schema(
-        request=serializers.AnthropicMessagesRequestSerializer,
+        request=serializers.AnthropicCountTokensRequestSerializer,
         responses={200: serializers.AnthropicTokenCountSerializer, **ERRORS},
         tags=["anthropic"],
         operation_id="anthropic_messages_count_tokens",
