@@ -173,7 +173,7 @@ def test_one_verdict_on_every_protocol(protocol, case, delivery, client, configu
 
 def test_every_protocol_has_an_adapter():
     """Adding a protocol = one adapter module: the suite finds it by itself."""
-    protocols = {module.name for module in pkgutil.iter_modules(governance.protocols.__path__)}
+    protocols = {module.name for module in pkgutil.iter_modules(governance.protocols.__path__) if module.ispkg}
     assert protocols == {"openai_chat", "openai_responses", "anthropic"}
     assert set(ADAPTERS) == protocols
     for adapter in ADAPTERS.values():
