@@ -175,3 +175,21 @@ def test_a_report_mode_hint_is_a_note_after_the_text(agent, client, provider_ser
     else:
         other_text = other.json()["content"][0]["text"]
     assert other_text == HINTED_ANSWER
+
+
+def test_claude_code_s_defaults_on_the_demo_model_are_dropped_and_said(db, make_consumer):
+    """The demo of `make run` (litellm's mock_response): thinking was a provider 400, so a 502 for every prompt."""
+    from governance.models import Configuration, Provider
+
+    demo = Provider.objects.create(name="demo-model", route="demo", trust_zone="local")
+    configuration = Configuration.objects.create(identifier="demo", provider=demo, model="echo")
+    _consumer, token = make_consumer("claude-code", [configuration])
+    client = APIClient()
+    client.credentials(HTTP_X_API_KEY=token)
+    response = post(client, model="demo", thinking={"type": "adaptive", "display": "omitted"},
+                    output_config={"effort": "high"}, messages=[{"role": "user", "content": "Hello, harbour."}])
+    assert response.status_code == 200, response.content
+    message = response.json()
+    assert message["content"][0]["text"] == "Hello, harbour."
+    assert {"check": "request", "result": "dropped", "field": "thinking",
+            "reason": "not_taken_by_route"} in message["gavel"]["checks"]
