@@ -54,11 +54,11 @@ def claude(live_server, configuration, make_consumer, tmp_path):
     home.mkdir()
     work.mkdir()
 
-    def run(prompt: str) -> dict:
+    def run(prompt: str, *options: str) -> dict:
         env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "HOME": str(home),
                "ANTHROPIC_BASE_URL": f"{live_server.url}/anthropic", "ANTHROPIC_API_KEY": token,
                "ANTHROPIC_MODEL": configuration.identifier}
-        done = subprocess.run([str(CLAUDE), "-p", prompt, "--output-format", "json"], cwd=work, env=env,
+        done = subprocess.run([str(CLAUDE), "-p", prompt, "--output-format", "json", *options], cwd=work, env=env,
                               capture_output=True, text=True, timeout=180)
         assert done.returncode == 0, (done.stdout, done.stderr)
         result = json.loads(done.stdout)
@@ -153,3 +153,15 @@ def test_a_tool_search_loads_a_deferred_tool_for_the_next_turn(claude, provider_
     assert "NotebookEdit" in offered[1]
     assert second.body["messages"][-1] == {"role": "tool", "tool_call_id": "toolu_01",
                                            "content": "Tool loaded: NotebookEdit"}
+
+
+def test_a_session_goes_on_with_its_history(claude, provider_server):
+    provider_server.script([{"text": "The harbour opens at six."}, {"text": "It closes at ten."}])
+    claude("When does the harbour open?")
+    result = claude("And when does it close?", "--continue")
+    assert result["result"] == "It closes at ten."
+    history = provider_server.chat_requests[1].body["messages"]
+    assert {"role": "assistant", "content": "The harbour opens at six."} in history
+    last_user = [m for m in history if m["role"] == "user"][-1]
+    assert "And when does it close?" in str(last_user["content"])
+    assert history.index({"role": "assistant", "content": "The harbour opens at six."}) < history.index(last_user)
