@@ -193,3 +193,15 @@ def test_claude_code_s_defaults_on_the_demo_model_are_dropped_and_said(db, make_
     assert message["content"][0]["text"] == "Hello, harbour."
     assert {"check": "request", "result": "dropped", "field": "thinking",
             "reason": "not_taken_by_route"} in message["gavel"]["checks"]
+
+
+def test_the_evidence_record_names_what_was_not_sent_on(agent, provider_server, configuration):
+    from governance.models import EvidenceRecord
+
+    configuration.model = "gpt-4o"  # takes no thinking on the OpenAI route
+    configuration.save()
+    response = post(agent, thinking={"type": "adaptive"}, context_management={"edits": []})
+    record = EvidenceRecord.objects.get(correlation_id=response["X-Request-ID"])
+    assert {"check": "request", "result": "dropped", "field": "thinking", "reason": "not_taken_by_route"} in record.checks
+    assert {"check": "request", "result": "dropped", "field": "context_management", "reason": "not_sent"} \
+        in record.checks
