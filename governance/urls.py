@@ -67,6 +67,7 @@ urlpatterns = [
     path("anthropic/v1/", include(("governance.protocols.anthropic.urls", "anthropic"))),
     # Anthropic's clients post to <host>/v1/messages; /v1/models stays OpenAI's (SPEC §11.5).
     path("v1/messages", anthropic_views.MessagesView.as_view(), name="anthropic-v1-messages"),
+    path("v1/messages/count_tokens", anthropic_views.CountTokensView.as_view(), name="anthropic-v1-count-tokens"),
     # The same gateway at /v1/: clients that look for <host>/v1/models (litellm's discovery) find it.
     path("v1/", include(("governance.protocols.openai_chat.urls", "openai-v1"))),
     path("v1/", include(("governance.protocols.openai_responses.urls", "openai-responses-v1"))),

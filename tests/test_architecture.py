@@ -22,7 +22,7 @@ PURE_ENGINES = (
     "judging/demo_model.py", "judging/judgement.py", "judging/model_calls.py",
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/protocols/anthropic/translate.py", "governance/protocols/anthropic/errors.py",
-    "governance/protocols/openai_responses/translate.py",
+    "governance/protocols/openai_responses/translate.py", "governance/protocols/presentation.py",
     "governance/review/passages.py", "governance/review/chart.py", "governance/thread_stack.py",
 )
 # Engines that may appear as the work goes on; each is pure the moment it exists.

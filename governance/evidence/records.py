@@ -11,7 +11,7 @@ from governance.evidence import hashing, metrics
 from governance.models import EvidenceRecord, Task
 
 # Only these keys of a check are facts worth keeping; everything else of a body is left out.
-CHECK_KEYS = ("check", "result", "reason")
+CHECK_KEYS = ("check", "result", "reason", "field")  # field: a request member not sent on (check `request`)
 _key: dict = {}
 
 

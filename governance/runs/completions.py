@@ -55,6 +55,8 @@ class PreparedCall:
     options: dict = field(default_factory=dict)
     busy_wait: float | None = None  # how long the generation waits for a provider at its limit (None: its timeout)
     surface: str = "api"  # where the text leaves Gavel, for its evidence record (SPEC §13.1)
+    # What the request's protocol read but did not send on (SPEC §11.9), first in the response's `checks`.
+    request_checks: list = field(default_factory=list)
 
     @property
     def answer_format(self) -> str:
@@ -100,6 +102,18 @@ def prepare(data: dict, *, consumer, actor: str, reader_language: str | None, co
     )
 
 
+def count_input_tokens(data: dict, *, consumer) -> int:
+    """The input tokens of a completions request as its configuration's provider would be sent them (the
+    configuration's system prompt first), by litellm's counter for its model (the Messages API's count_tokens,
+    SPEC §11.9). Authorised as a completion; no provider is asked, so no budget is spent or checked."""
+    from judging.llm import count_tokens
+
+    services.require_kind(consumer, data.get("kind", "completion"))
+    configuration, _also = services.resolve_configurations(data["configuration"], data.get("also") or [], consumer)
+    return count_tokens(model_target(configuration), _messages_for(configuration, list(data["messages"])),
+                        data.get("tools") or None)
+
+
 def check_client_parameters(call: PreparedCall) -> None:
     """Refuse, before any provider is asked, a client parameter the configuration's route does not take
     (SPEC §11.5: passed on or refused with 400 naming it, never dropped)."""
@@ -112,6 +126,34 @@ def check_client_parameters(call: PreparedCall) -> None:
         check_parameters(model_target(call.configuration), names)
     except UnsupportedParameters as exc:
         raise _unsupported(exc) from exc
+
+
+def send_where_taken(call: PreparedCall, optional: dict, dropped: dict, client_name=str) -> None:
+    """Parameters a client sends by default (Claude Code's `thinking` and effort) reach the provider where the
+    configuration's route takes them, else they are dropped; each dropped one, and every member the protocol
+    read but did not send on (`dropped`: name → reason), is an entry of the response's `checks` (SPEC §11.9:
+    never silently dropped). `client_name` names a parameter as the client sent it."""
+    from judging.llm import UnsupportedParameters, check_parameters
+
+    untaken: list = []
+    if optional:
+        try:
+            check_parameters(model_target(call.configuration), list(optional))
+        except UnsupportedParameters as exc:
+            untaken = exc.names
+    taken = {name: value for name, value in optional.items() if name not in untaken}
+    if taken:
+        call.options["client_parameters"] = {**(call.options.get("client_parameters") or {}), **taken}
+    notes = {client_name(name): "not_taken_by_route" for name in untaken}
+    notes.update({name: reason for name, reason in dropped.items() if name not in notes})
+    call.request_checks = [{"check": "request", "result": "dropped", "field": name, "reason": reason}
+                           for name, reason in sorted(notes.items())]
+
+
+def _with_request_checks(call: PreparedCall, body: dict) -> dict:
+    if call.request_checks:
+        body["checks"] = [*call.request_checks, *(body.get("checks") or [])]
+    return body
 
 
 def _completion_info(reply, served: Configuration, escalated_from: str | None = None) -> dict:
@@ -129,7 +171,7 @@ def run(call: PreparedCall) -> dict:
                                actor=call.actor, busy_wait=call.busy_wait, **call.options)
     # Screened, and escalated once when its verification fails (SPEC §6.6); tasks come through here too.
     result = screen_generated(call, call.output_of(reply.text or "", reply), reply, served)
-    body = result.screening.as_response(call.policy_version)
+    body = _with_request_checks(call, result.screening.as_response(call.policy_version))
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     record_completion(call, body)
     return body
@@ -294,7 +336,7 @@ def stream_steps(call: PreparedCall, opened=None, facts=None):
         yield "error", {"error": {"code": code, "message": message, "fields": {}}}
         yield "done", _unfinished_stream_body(call, served, held, redacted=bool(redactor.findings))
         return
-    body = screening.as_response(call.policy_version)
+    body = _with_request_checks(call, screening.as_response(call.policy_version))
     body["completion"] = _completion_info(result.reply, result.served, result.escalated_from)
     record_completion(call, body)
     text = body.pop("text", None)
@@ -337,7 +379,7 @@ def _unfinished_stream_body(call: PreparedCall, served: Configuration, held: boo
                           "start": None, "end": None, "message": message}]
         body["block"] = None
     body["verification"] = {"status": "not_applicable", "checks": []}
-    body["checks"] = checks
+    body["checks"] = [*call.request_checks, *checks]
     # `done` always names who served (SPEC §8.1); the provider's totals never arrived.
     body["completion"] = {"provider": served.provider.name, "model": served.model, "usage": {}, "cost": 0.0}
     return body

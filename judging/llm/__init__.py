@@ -5,7 +5,7 @@ from judging.llm.errors import ProviderError, UnsupportedParameters, classify_er
 from judging.llm.loader import preload
 from judging.llm.streams import StreamHandle, WholeAnswer, stream, whole_answer
 from judging.llm.targets import DecisionReply, ModelReply, ModelTarget, model_string
-from judging.llm.usage import token_count
+from judging.llm.usage import count_tokens, token_count
 
 __all__ = [
     "DEMO_ROUTE",
@@ -19,6 +19,7 @@ __all__ = [
     "check_parameters",
     "classify_error",
     "complete",
+    "count_tokens",
     "decide",
     "demo_answer",
     "model_string",

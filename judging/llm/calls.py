@@ -105,12 +105,11 @@ _HANDLED = frozenset({"user", "temperature", "max_tokens"})
 def check_parameters(target: ModelTarget, names: Sequence[str]) -> None:
     """Raise UnsupportedParameters for the client parameters litellm does not send to the target's
     route: a parameter that changes the answer reaches the provider or is refused, never dropped."""
-    if target.route == DEMO_ROUTE:
-        return
+    # The demo model is litellm's mock_response on its openai route (_call_kwargs), which checks the same list.
+    route = "openai" if target.route == DEMO_ROUTE else target.route
     litellm = _litellm()
     try:
-        supported = set(litellm.get_supported_openai_params(model=target.model, custom_llm_provider=target.route)
-                        or ())
+        supported = set(litellm.get_supported_openai_params(model=target.model, custom_llm_provider=route) or ())
     except Exception:  # an unknown route: nothing is known to be sent
         supported = set()
     missing = [name for name in names if name not in supported and name not in _HANDLED]

@@ -23,6 +23,19 @@ def token_count(model: str, messages: Sequence[Mapping[str, Any]]) -> int:
         return _rough_tokens(messages)
 
 
+def count_tokens(target: ModelTarget, messages: Sequence[Mapping[str, Any]],
+                 tools: Sequence[Mapping[str, Any]] | None = None) -> int:
+    """The input tokens of a call to ``target`` with ``messages`` and (function) ``tools``, by litellm's token
+    counter for the target's model — counted here, nothing sent (the Messages API's count_tokens). Never
+    fails: when litellm cannot count, a rough estimate (4 characters a token)."""
+    litellm = _litellm()
+    try:
+        return int(litellm.token_counter(model=model_string(target), messages=[dict(m) for m in messages],
+                                         tools=[dict(tool) for tool in tools] if tools else None))
+    except Exception:
+        return _rough_tokens([list(messages), list(tools or ())])
+
+
 def _rough_tokens(value: Any) -> int:
     if isinstance(value, str):
         return max(1, math.ceil(len(value) / 4)) if value else 0

@@ -172,3 +172,34 @@ def test_models_lists_the_granted_configurations(client, configuration):
     models = client.models.list()
     assert [model.id for model in models.data] == ["newsroom"]
     assert client.models.retrieve("newsroom").id == "newsroom"
+
+
+def test_count_tokens_counts_with_litellm_for_the_configuration_s_model(gavel, client, provider_server, configuration):
+    plain = client.messages.count_tokens(model="newsroom", messages=USER)
+    assert plain.input_tokens > 0
+    more = client.messages.count_tokens(model="newsroom", messages=USER, system="Answer in one line.",
+                                        tools=[SEARCH_TOOL])
+    assert more.input_tokens > plain.input_tokens
+    # Claude Code's way: the beta resource (`?beta=true`), deferred tools and a system turn taken as on messages.
+    beta = client.beta.messages.count_tokens(
+        model="newsroom", messages=[*USER, {"role": "assistant", "content": "Hi."}], betas=["claude-code-20250219"],
+        tools=[SEARCH_TOOL, {**SEARCH_TOOL, "name": "later", "defer_loading": True}])
+    assert beta.input_tokens > 0
+    with anthropic.Anthropic(base_url=gavel.url, api_key=gavel.token, max_retries=0, timeout=30) as sdk:
+        assert sdk.messages.count_tokens(model="newsroom", messages=USER).input_tokens == plain.input_tokens
+    assert provider_server.requests == []  # counted in Gavel, no provider asked
+
+
+def test_count_tokens_is_authorised_as_messages(gavel, client, make_consumer, configuration):
+    with anthropic.Anthropic(base_url=gavel.base_url, api_key="not-a-token", max_retries=0, timeout=30) as sdk:
+        with pytest.raises(anthropic.AuthenticationError):
+            sdk.messages.count_tokens(model="newsroom", messages=USER)
+    _other, token = make_consumer("elsewhere-app", [])
+    with anthropic.Anthropic(base_url=gavel.base_url, api_key=token, max_retries=0, timeout=30) as sdk:
+        with pytest.raises(anthropic.PermissionDeniedError):
+            sdk.messages.count_tokens(model="newsroom", messages=USER)
+    with pytest.raises(anthropic.NotFoundError):
+        client.messages.count_tokens(model="no-such-configuration", messages=USER)
+    with pytest.raises(anthropic.BadRequestError) as caught:
+        client.messages.count_tokens(model="newsroom", messages=[])
+    assert caught.value.body["error"]["param"] == "messages"

@@ -93,14 +93,49 @@ def test_tools_and_each_tool_choice_reach_the_provider(client, provider_server):
     assert sent(provider_server)["parallel_tool_calls"] is False
 
 
-@pytest.mark.parametrize(("member", "param"), [
-    ({"top_k": 5}, "top_k"),
-    ({"thinking": {"type": "enabled", "budget_tokens": 2048}}, "thinking"),
-])
-def test_what_the_provider_s_route_does_not_take_is_refused_naming_it(client, provider_server, member, param):
-    refused(post(client, **member), param)
-    refused(post(client, stream=True, **member), param)
+def test_what_the_provider_s_route_does_not_take_is_refused_naming_it(client, provider_server):
+    refused(post(client, top_k=5), "top_k")
+    refused(post(client, stream=True, top_k=5), "top_k")
     assert provider_server.chat_requests == []
+
+
+def dropped(gavel: dict) -> dict:
+    return {check["field"]: check["reason"] for check in gavel["checks"] if check["check"] == "request"}
+
+
+@pytest.mark.parametrize("thinking", [{"type": "adaptive", "display": "omitted"},
+                                      {"type": "enabled", "budget_tokens": 2048}])
+@pytest.mark.parametrize("stream", [False, True])
+def test_claude_code_s_defaults_are_sent_where_taken_else_dropped_and_said_in_checks(
+        client, provider_server, configuration, thinking, stream):
+    # gpt-4o on the OpenAI route takes neither thinking nor reasoning_effort (litellm's list for the route).
+    configuration.model = "gpt-4o"
+    configuration.save()
+    response = post(client, stream=stream, thinking=thinking, output_config={"effort": "high"},
+                    context_management={"edits": [{"type": "clear_thinking_20251015", "keep": "all"}]},
+                    system=[{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}])
+    assert response.status_code == 200, response.content
+    gavel = events(response)[-2][1]["gavel"] if stream else response.json()["gavel"]
+    assert dropped(gavel) == {"thinking": "not_taken_by_route", "output_config.effort": "not_taken_by_route",
+                              "context_management": "not_sent", "cache_control": "not_sent"}
+    assert gavel["checks"][0] == {"check": "request", "result": "dropped", "field": "cache_control",
+                                  "reason": "not_sent"}
+    body = sent(provider_server)
+    assert "thinking" not in body and "reasoning_effort" not in body and "context_management" not in body
+    assert body["messages"][0] == {"role": "system", "content": "Be brief."}
+
+
+def test_thinking_and_effort_reach_a_route_that_takes_them(client, provider_server, provider):
+    provider.route = "hosted_vllm"  # litellm sends thinking and reasoning_effort on this route
+    provider.save()
+    # litellm sends the route's equivalent: this route's reasoning_effort.
+    response = post(client, thinking={"type": "enabled", "budget_tokens": 1024})
+    assert response.status_code == 200, response.content
+    assert dropped(response.json()["gavel"]) == {}
+    assert sent(provider_server)["reasoning_effort"] == "low"
+    response = post(client, stream=True, thinking={"type": "adaptive"}, output_config={"effort": "high"})
+    assert dropped(events(response)[-2][1]["gavel"]) == {}
+    assert sent(provider_server)["reasoning_effort"] == "high"
 
 
 @pytest.mark.parametrize(("member", "param"), [

@@ -472,6 +472,17 @@ def test_token_count_counts_with_litellm():
     assert 0 < few < many
 
 
+def test_count_tokens_counts_messages_and_tools_for_the_target_s_model_locally(provider_server, connections):
+    tool = {"type": "function", "function": {"name": "search", "description": "Search the archive.",
+                                             "parameters": {"type": "object", "properties": {"q": {"type": "string"}}}}}
+    for route, model in (("openai", "gpt-4o"), ("anthropic", "claude-sonnet-4-5"), ("hosted_vllm", "some/local-model")):
+        chat = target(provider_server, route=route, model=model)
+        plain = llm.count_tokens(chat, MESSAGES)
+        assert 0 < plain < llm.count_tokens(chat, MESSAGES, [tool])
+    assert set(connections) <= {("127.0.0.1", provider_server.port)}
+    assert provider_server.requests == []
+
+
 def test_importing_the_module_does_not_import_litellm():
     code = "import judging.llm, sys; assert 'litellm' not in sys.modules; assert 'django' not in sys.modules"
 

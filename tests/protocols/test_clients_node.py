@@ -1,5 +1,5 @@
-"""Node clients against a live Gavel (SPEC §11.5, §11.6): the `openai` npm package's responses.create and
-chat.completions.runTools (its Chat Completions tool helper), and
+"""Node clients against a live Gavel (SPEC §11.5, §11.6, §11.9): the `openai` npm package's responses.create and
+chat.completions.runTools (its Chat Completions tool helper), `@anthropic-ai/sdk`'s messages.countTokens, and
 Vercel's AI SDK in its default mode (`createOpenAI({baseURL})(model)`: the Responses API). The
 scripts are tests/protocols/node/*.mjs; their packages are installed from the npm registry into
 tests/protocols/node/node_modules by .ci/run (`npm ci --prefix tests/protocols/node`). Skipped only
@@ -39,7 +39,8 @@ def run_node(live_server, configuration, make_consumer):
         [configuration])
 
     def run(script: str) -> dict:
-        env = {**os.environ, "GAVEL_BASE_URL": f"{live_server.url}/openai/v1", "GAVEL_TOKEN": token}
+        env = {**os.environ, "GAVEL_BASE_URL": f"{live_server.url}/openai/v1", "GAVEL_TOKEN": token,
+               "GAVEL_ANTHROPIC_URL": f"{live_server.url}/anthropic"}
         done = subprocess.run(["node", script], cwd=NODE, env=env, capture_output=True, text=True, timeout=120)
         assert done.returncode == 0, done.stderr
         return json.loads(done.stdout.strip().splitlines()[-1])
@@ -102,3 +103,12 @@ def test_the_openai_npm_package_run_tools_calls_the_function_through_gavel(run_n
         assert "harbour woke" not in json.dumps(blocked)
     assert seen["blocked"]["finishReason"] == "content_filter" and seen["blocked"]["content"] is None
     assert seen["blockedStream"]["events"] == "" and seen["blockedStream"]["content"] == ""
+
+
+def test_the_anthropic_npm_package_counts_tokens(run_node, provider_server):
+    provider_server.script([{"text": "The harbour woke early."}])
+    seen = run_node("anthropic_count_tokens.mjs")
+    assert 0 < seen["plain"] < seen["withTools"]
+    assert seen["beta"] > seen["plain"]
+    assert seen["created"] == {"text": "The harbour woke early.", "stop": "end_turn"}
+    assert len(provider_server.chat_requests) == 1  # counting asked no provider

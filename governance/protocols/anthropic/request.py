@@ -8,6 +8,7 @@ one the configuration's route does not take, naming it) or is refused here with 
 from __future__ import annotations
 
 import json
+from dataclasses import dataclass, field
 
 from django.utils.translation import gettext as _
 
@@ -21,6 +22,14 @@ from governance.protocols.openai_chat.serializers import EXTENSION_KEYS
 UNSCREENABLE = ("mcp_servers", "container")
 TOOL_CHOICES = {"auto": "auto", "any": "required", "none": "none"}
 EFFORTS = ("low", "medium", "high", "xhigh", "max")
+# The members read (and sent on, or refused); any other is dropped, said in the response's `checks` (SPEC §11.9):
+# Claude Code's `context_management` (it clears thinking Gavel never returns), `service_tier`, `speed`, ….
+READ = frozenset({"model", "system", "messages", "max_tokens", "temperature", "top_p", "top_k", "stop_sequences",
+                  "metadata", "output_config", "thinking", "tools", "tool_choice", "stream", "gavel", *UNSCREENABLE})
+TOOL_CHANGES = {"tool_addition": "add", "tool_removal": "remove",
+                "request_tool_addition": "add", "request_tool_removal": "remove"}
+# What the model reads in a tool search's result for each tool it loaded (a tool_reference block).
+TOOL_LOADED = "Tool loaded: %(name)s"
 
 
 def _is_number(value) -> bool:
@@ -38,6 +47,20 @@ class Reader:
     def __init__(self):
         self.errors: dict = {}
         self.unsupported: dict = {}
+        # Members read but not sent on (SPEC §11.9: metadata that never reaches the model as text), each with
+        # its reason: the response's `checks` say so.
+        self.dropped: dict = {}
+        # The tool changes of the conversation, in order: ("add" | "remove", name) and inline definitions.
+        self.tool_events: list[tuple[str, str]] = []
+        self.inline_tools: dict = {}
+
+    def drop(self, name: str, reason: str) -> None:
+        self.dropped.setdefault(name, reason)
+
+    def cache_hint(self, block) -> None:
+        """Prompt-caching marks (`cache_control` on a block or a tool) say nothing the model reads: dropped."""
+        if isinstance(block, dict) and block.get("cache_control") is not None:
+            self.drop("cache_control", "not_sent")
 
     def bad(self, name: str, message: str) -> None:
         self.errors.setdefault(name, []).append(str(message))
@@ -56,6 +79,7 @@ class Reader:
             return []
         texts = []
         for index, block in enumerate(value):
+            self.cache_hint(block)
             if not isinstance(block, dict) or block.get("type") != "text" or not isinstance(block.get("text"), str):
                 self.bad(f"system[{index}]", _("Give a text block: {\"type\": \"text\", \"text\": \"…\"}."))
             else:
@@ -74,8 +98,15 @@ class Reader:
                 self.bad(name, _("Give a message: an object with a role and content."))
                 continue
             role, content = message.get("role"), message.get("content")
+            if role == "system" and index > 0:
+                # A mid-conversation system turn (Claude Code's environment, its tool changes): its text goes to
+                # the model as system text where it stands; its tool changes decide the tools offered.
+                translated = self.system_turn(name, content)
+                result += translated
+                origins += [index] * len(translated)
+                continue
             if role not in ("user", "assistant"):
-                self.bad(f"{name}.role", _("Give user or assistant."))
+                self.bad(f"{name}.role", _("Give user or assistant (a system turn only after the first message)."))
                 continue
             if isinstance(content, str):
                 translated = [{"role": role, "content": content}]
@@ -88,11 +119,45 @@ class Reader:
             origins += [index] * len(translated)
         return result, origins
 
+    def system_turn(self, name: str, content) -> list[dict]:
+        if isinstance(content, str):
+            return [{"role": "system", "content": content}] if content else []
+        if not isinstance(content, list):
+            self.bad(f"{name}.content", _("Give a string or a list of content blocks."))
+            return []
+        texts = []
+        for path, block in self._blocks(name, content):
+            kind = block["type"]
+            if kind == "text":
+                text = self._text(path, block)
+                if text is not None:
+                    texts.append(text)
+            elif kind in TOOL_CHANGES:
+                self.tool_change(path, TOOL_CHANGES[kind], block.get("tool"))
+            else:
+                self.refuse(f"{path}.type", _("Gavel does not take %(type)s blocks in a system turn.") % {"type": kind})
+        return [{"role": "system", "content": "\n\n".join(texts)}] if texts else []
+
+    def tool_change(self, path: str, change: str, tool) -> None:
+        """A tool added or removed mid-conversation: by reference to a tool of `tools`, or (added) by definition."""
+        kind = tool.get("type") if isinstance(tool, dict) else None
+        if kind == "tool_reference" and isinstance(tool.get("name") or tool.get("tool_name"), str):
+            self.tool_events.append((change, tool.get("name") or tool.get("tool_name")))
+        elif kind == "tool_definition" and change == "add" and isinstance(tool.get("definition"), dict):
+            found = self.tools([tool["definition"]], at=f"{path}.tool.definition")
+            if found:
+                name = found[0]["function"]["name"]
+                self.inline_tools[name] = {**found[0], "deferred": True}  # offered by its addition
+                self.tool_events.append(("add", name))
+        else:
+            self.bad(f"{path}.tool", _("Give a tool_reference with a name (or, to add one, a tool_definition)."))
+
     def _blocks(self, name: str, content: list):
         for index, block in enumerate(content):
             if not isinstance(block, dict) or not isinstance(block.get("type"), str):
                 self.bad(f"{name}.content[{index}]", _("Give a content block: an object with a type."))
                 continue
+            self.cache_hint(block)
             yield f"{name}.content[{index}]", block
 
     def _text(self, name: str, block: dict) -> str | None:
@@ -138,6 +203,12 @@ class Reader:
             for index, part in enumerate(content):
                 if isinstance(part, dict) and part.get("type") == "text" and isinstance(part.get("text"), str):
                     texts.append(part["text"])
+                elif isinstance(part, dict) and part.get("type") == "tool_reference" \
+                        and isinstance(part.get("tool_name"), str) and part["tool_name"]:
+                    # A tool search's result: the deferred tool it names is offered from here on (`tools`), and
+                    # the model reads that it is.
+                    self.tool_events.append(("add", part["tool_name"]))
+                    texts.append(TOOL_LOADED % {"name": part["tool_name"]})
                 else:
                     self.refuse(f"{path}.content[{index}]",
                                 _("A tool result passes text to the model through Gavel: give text blocks."))
@@ -213,7 +284,9 @@ class Reader:
                 "function": {"name": name, "arguments": json.dumps(arguments, ensure_ascii=False)}}
 
     # --- tools ---
-    def tools(self, value) -> list[dict]:
+    def tools(self, value, at: str | None = None) -> list[dict]:
+        """Client tools as function tools. A tool with `defer_loading: true` is offered once the conversation
+        loads it (a tool_reference, a tool_addition), as Anthropic's API does (`offered`)."""
         if value is None:
             return []
         if not isinstance(value, list):
@@ -221,10 +294,11 @@ class Reader:
             return []
         result = []
         for index, tool in enumerate(value):
-            path = f"tools[{index}]"
+            path = at or f"tools[{index}]"
             if not isinstance(tool, dict):
                 self.bad(path, _("Give a tool: an object with a name and an input_schema."))
                 continue
+            self.cache_hint(tool)
             if tool.get("type") not in (None, "custom"):
                 self.refuse(f"{path}.type", _("Gavel cannot screen what the built-in tool %(type)s does: offer "
                                               "client tools (name, input_schema) only.") % {"type": tool.get("type")})
@@ -243,8 +317,26 @@ class Reader:
                 continue
             if description:
                 function["description"] = description
-            result.append({"type": "function", "function": function})
+            deferred = tool.get("defer_loading")
+            if deferred not in (None, True, False):
+                self.bad(f"{path}.defer_loading", _("Give true or false."))
+                continue
+            result.append({"type": "function", "function": function, **({"deferred": True} if deferred else {})})
         return result
+
+    def offered(self, tools: list[dict]) -> list[dict]:
+        """The tools the model is offered when it answers: those not deferred, then the conversation's
+        changes in order (a deferred tool loaded, a tool added by definition, a tool removed)."""
+        by_name = {tool["function"]["name"]: tool for tool in tools}
+        by_name.update({name: tool for name, tool in self.inline_tools.items() if name not in by_name})
+        available = {name for name, tool in by_name.items() if not tool.get("deferred")}
+        for change, name in self.tool_events:
+            if change == "add" and name in by_name:
+                available.add(name)
+            elif change == "remove":
+                available.discard(name)
+        return [{"type": "function", "function": tool["function"]} for name, tool in by_name.items()
+                if name in available]
 
     def tool_choice(self, value, options: dict, passed: dict) -> None:
         if value is None:
@@ -267,7 +359,7 @@ class Reader:
                 passed["parallel_tool_calls"] = False
 
     # --- the sampling parameters ---
-    def sampling(self, body: dict, options: dict, passed: dict) -> None:
+    def sampling(self, body: dict, options: dict, passed: dict, optional: dict) -> None:
         limit = body.get("max_tokens")
         if not _is_integer(limit) or limit < 1:
             self.bad("max_tokens", _("Give max_tokens: a whole number of at least 1."))
@@ -302,20 +394,21 @@ class Reader:
                 self.bad("metadata", _("Give an object whose user_id is a string."))
             elif user:
                 options["user"] = user[:256]
-        self.output_config(body.get("output_config"), options, passed)
+        self.output_config(body.get("output_config"), options, optional)
         thinking = body.get("thinking")
         if thinking is not None:
             kind = thinking.get("type") if isinstance(thinking, dict) else None
             if kind not in ("enabled", "disabled", "adaptive"):
                 self.bad("thinking", _("Give {\"type\": enabled, adaptive or disabled}."))
             elif kind != "disabled":
-                # Reaches the provider, or the call service refuses it naming `thinking`.
-                passed["thinking"] = dict(thinking)
+                # Reaches the provider where its route takes it; else dropped, said in `checks` (Gavel's answers
+                # carry no thinking: it never reaches the client as text). Claude Code sends it by default.
+                optional["thinking"] = dict(thinking)
 
-
-    def output_config(self, value, options: dict, passed: dict) -> None:
+    def output_config(self, value, options: dict, optional: dict) -> None:
         """`format` (a JSON schema) is the provider's response_format; `effort` its reasoning_effort
-        (passed on, or refused naming it where the route does not take it)."""
+        (passed on where the route takes it, else dropped and said in `checks`: Claude Code sends it by
+        default, and it changes how long a model thinks, not what reaches the client unscreened)."""
         if value is None:
             return
         if not isinstance(value, dict):
@@ -326,7 +419,7 @@ class Reader:
             if effort not in EFFORTS:
                 self.bad("output_config.effort", _("Give one of %(values)s.") % {"values": ", ".join(EFFORTS)})
             else:
-                passed["reasoning_effort"] = effort
+                optional["reasoning_effort"] = effort
         if output is not None:
             if not isinstance(output, dict) or output.get("type") != "json_schema" \
                     or not isinstance(output.get("schema"), dict):
@@ -336,8 +429,21 @@ class Reader:
                                               "json_schema": {"name": "output", "schema": output["schema"]}}
 
 
-def parse_messages_request(body) -> tuple[dict, dict, bool]:
-    """The body of POST messages → (completions request data, model-call options, stream).
+@dataclass
+class MessagesRequest:
+    """A Messages API request read: the completions request `data`, the model-call `options`, `stream`, the
+    parameters sent where the route takes them (`optional`, else dropped) and the members `dropped`."""
+
+    data: dict
+    options: dict
+    stream: bool
+    optional: dict = field(default_factory=dict)
+    dropped: dict = field(default_factory=dict)
+
+
+def parse_messages_request(body, *, count_only: bool = False) -> MessagesRequest:
+    """The body of POST messages (or, `count_only`, of POST messages/count_tokens, which has no max_tokens
+    and no stream) → a MessagesRequest.
 
     Raises BadInput naming every bad field in the client's own names (`model`, `messages[2].content`,
     `gavel.also`); what Gavel cannot honour (a built-in tool, an image in a tool result) is
@@ -348,12 +454,15 @@ def parse_messages_request(body) -> tuple[dict, dict, bool]:
     reader = Reader()
     options: dict = {}
     passed: dict = {}
+    optional: dict = {}
     messages = reader.system(body.get("system"))
     offset = len(messages)
     turns, origins = reader.messages(body.get("messages"))
     messages += turns
-    tools = reader.tools(body.get("tools"))
-    reader.sampling(body, options, passed)
+    tools = reader.offered(reader.tools(body.get("tools")))
+    if count_only:
+        body = {"max_tokens": 1, **{key: value for key, value in body.items() if key not in ("max_tokens", "stream")}}
+    reader.sampling(body, options, passed, optional)
     # Read whether or not tools are offered (a bad one is a 400 either way); it travels with tools only.
     choice: dict = {}
     reader.tool_choice(body.get("tool_choice"), choice, choice)
@@ -368,6 +477,8 @@ def parse_messages_request(body) -> tuple[dict, dict, bool]:
     for name in UNSCREENABLE:
         if body.get(name):
             reader.refuse(name, _("Gavel cannot screen what runs there: leave %(name)s out.") % {"name": name})
+    for name in sorted(set(body) - READ):
+        reader.drop(name, "not_sent")
     extension = body.get("gavel")
     if extension is None:
         extension = {}
@@ -398,7 +509,7 @@ def parse_messages_request(body) -> tuple[dict, dict, bool]:
                        fields=reader.unsupported)
     if passed:
         options["client_parameters"] = passed
-    return data, options, stream
+    return MessagesRequest(data=data, options=options, stream=stream, optional=optional, dropped=reader.dropped)
 
 
 def _original_name(name: str, offset: int, origins: list[int]) -> str:

@@ -31,7 +31,18 @@ USER_BLOCK = {"oneOf": [
     _block("document", ["source"], source={"oneOf": [BASE64, {**_source("text", data=True), "properties": {
         "type": {"type": "string", "pattern": "^text$"}, "data": NO_NUL}}]}),
     _block("tool_result", ["tool_use_id"], tool_use_id=NAME, is_error={"type": "boolean", "nullable": True},
-           content={"nullable": True, "oneOf": [NO_NUL, {"type": "array", "items": TEXT}]}),
+           content={"nullable": True, "oneOf": [NO_NUL, {"type": "array", "items": {"oneOf": [
+               TEXT, _block("tool_reference", ["tool_name"], tool_name=NAME)]}}]}),
+]}
+TOOL_REFERENCE = {"type": "object", "required": ["type", "name"], "additionalProperties": True, "properties": {
+    "type": {"type": "string", "pattern": "^tool_reference$"}, "name": NAME}}
+SYSTEM_BLOCK = {"oneOf": [
+    TEXT,
+    _block("tool_addition", ["tool"], tool={"oneOf": [TOOL_REFERENCE, {
+        "type": "object", "required": ["type", "definition"], "additionalProperties": True, "properties": {
+            "type": {"type": "string", "pattern": "^tool_definition$"},
+            "definition": {"type": "object", "additionalProperties": True}}}]}),
+    _block("tool_removal", ["tool"], tool=TOOL_REFERENCE),
 ]}
 ASSISTANT_BLOCK = {"oneOf": [
     TEXT,
@@ -52,6 +63,8 @@ def _optional(schema: dict, description: str = "") -> dict:
 
 
 ROUTE = "Passed on; refused (`unsupported_parameter`) where the provider's route does not take it."
+OPTIONAL = ("Passed on where the provider's route takes it (litellm sends the route's equivalent); else dropped, "
+            "with a `checks` entry {check: request, result: dropped, field, reason: not_taken_by_route}.")
 
 
 def request_schema(model: dict, extension: dict) -> dict:
@@ -60,12 +73,17 @@ def request_schema(model: dict, extension: dict) -> dict:
         "type": "object",
         "required": ["model", "messages", "max_tokens"],
         "additionalProperties": True,
+        "description": "Members not listed are dropped, each with a `checks` entry {check: request, result: dropped, "
+                       "field, reason: not_sent}; so is `cache_control` anywhere. POST messages/count_tokens takes the "
+                       "same body without max_tokens and stream.",
         "properties": {
             "model": model,
             "system": _optional({"oneOf": [NO_NUL, {"type": "array", "items": TEXT}]}, "A string or text blocks."),
             "messages": {"type": "array", "minItems": 1, "items": {"oneOf": [
-                _turn("user", USER_BLOCK, 1), _turn("assistant", ASSISTANT_BLOCK, 0)]},
-                "description": "Thinking blocks passed back are left out; tool results become tool messages."},
+                _turn("user", USER_BLOCK, 1), _turn("assistant", ASSISTANT_BLOCK, 0), _turn("system", SYSTEM_BLOCK, 0)]},
+                "description": "Thinking blocks passed back are left out; tool results become tool messages. A "
+                               "`system` turn (not the first) is system text where it stands; its tool_addition / "
+                               "tool_removal blocks change the tools offered from there on."},
             "max_tokens": {"type": "integer", "minimum": 1, "description": "Capped by the configuration's max_tokens."},
             "temperature": _optional({"type": "number", "minimum": 0, "maximum": 1},
                                      "Replaced by the configuration's temperature where it sets one."),
@@ -76,21 +94,23 @@ def request_schema(model: dict, extension: dict) -> dict:
             "metadata": _optional({"type": "object", "additionalProperties": True,
                                    "properties": {"user_id": {"type": "string", "nullable": True}}}),
             "thinking": _optional({"type": "object", "required": ["type"], "additionalProperties": True, "properties": {
-                "type": {"type": "string", "pattern": "^(enabled|adaptive|disabled)$"}}}, ROUTE),
+                "type": {"type": "string", "pattern": "^(enabled|adaptive|disabled)$"}}}, OPTIONAL),
             "output_config": _optional({"type": "object", "additionalProperties": True, "properties": {
                 "effort": {"type": "string", "pattern": "^(low|medium|high|xhigh|max)$", "nullable": True},
                 "format": {"nullable": True, "type": "object", "required": ["type", "schema"],
                            "additionalProperties": True, "properties": {
                                "type": {"type": "string", "pattern": "^json_schema$"},
                                "schema": {"type": "object", "additionalProperties": True}}}}},
-                "`format` is the provider's response_format; `effort` its reasoning_effort (" + ROUTE + ")"),
+                "`format` is the provider's response_format; `effort` its reasoning_effort (" + OPTIONAL + ")"),
             "tools": _optional({"type": "array", "items": {
                 "type": "object", "required": ["name", "input_schema"], "additionalProperties": True,
                 "properties": {"type": {"type": "string", "pattern": "^custom$", "nullable": True},
                                "name": {"type": "string", "minLength": 1}, "description": {"type": "string",
                                                                                         "nullable": True},
-                               "input_schema": {"type": "object", "additionalProperties": True}}}},
-                "Client tools only: a built-in (server) tool is refused, naming it."),
+                               "input_schema": {"type": "object", "additionalProperties": True},
+                               "defer_loading": {"type": "boolean", "nullable": True}}}},
+                "Client tools only: a built-in (server) tool is refused, naming it. A tool with defer_loading is "
+                "offered once a tool_reference or a tool_addition loads it."),
             "tool_choice": _optional({"type": "object", "required": ["type"], "additionalProperties": True,
                                       "properties": {"type": {"type": "string", "pattern": "^(auto|any|none|tool)$"},
                                                      "name": {"type": "string", "minLength": 1},
@@ -132,6 +152,21 @@ class AnthropicMessagesRequestScheme(OpenApiSerializerExtension):
         return request_schema(model, extension)
 
 
+class AnthropicCountTokensRequestSerializer(serializers.Serializer):
+    """The count_tokens body in the OpenAPI schema: the messages body without max_tokens (and stream)."""
+
+
+class AnthropicCountTokensRequestScheme(AnthropicMessagesRequestScheme):
+    target_class = "governance.protocols.anthropic.serializers.AnthropicCountTokensRequestSerializer"
+
+    def map_serializer(self, auto_schema, direction):
+        schema = super().map_serializer(auto_schema, direction)
+        if direction == "request":
+            schema = {**schema, "required": ["model", "messages"],
+                      "properties": {k: v for k, v in schema["properties"].items() if k not in ("max_tokens", "stream")}}
+        return schema
+
+
 class AnthropicContentBlockSerializer(serializers.Serializer):
     type = serializers.ChoiceField(choices=["text", "tool_use"])
     text = serializers.CharField(required=False, help_text="A text block's text (the block message when blocked).")
@@ -155,6 +190,10 @@ class AnthropicMessageSerializer(serializers.Serializer):
     stop_sequence = serializers.CharField(allow_null=True)
     usage = AnthropicUsageSerializer()
     gavel = OpenAIGavelSerializer()
+
+
+class AnthropicTokenCountSerializer(serializers.Serializer):
+    input_tokens = serializers.IntegerField(help_text="litellm's count for the configuration's model.")
 
 
 class AnthropicModelSerializer(serializers.Serializer):

@@ -7,4 +7,5 @@ urlpatterns = [
     path("models", views.ModelsView.as_view(), name="models"),
     path("models/<slug:identifier>", views.ModelView.as_view(), name="model"),
     path("messages", views.MessagesView.as_view(), name="messages"),
+    path("messages/count_tokens", views.CountTokensView.as_view(), name="count-tokens"),
 ]

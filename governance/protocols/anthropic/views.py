@@ -91,13 +91,15 @@ class MessagesView(AnthropicView):
         description="The run of POST /api/v1/completions in the Anthropic Messages protocol (also at /v1/messages).",
     )
     def post(self, request):
-        data, options, stream = messages_request.parse_messages_request(request.data)
+        parsed = messages_request.parse_messages_request(request.data)
+        data, stream = parsed.data, parsed.stream
         call = completions.prepare(
             data, consumer=request.user, actor=f"consumer:{request.user.name}",
             reader_language=reader_language(request), correlation_id=request.correlation_id,
         )
         call.surface = "anthropic"  # its evidence records name the protocol
-        call.options.update(options)
+        call.options.update(parsed.options)
+        completions.send_where_taken(call, parsed.optional, parsed.dropped, client_name)
         try:
             completions.check_client_parameters(call)
         except BadInput as exc:
@@ -113,11 +115,28 @@ class MessagesView(AnthropicView):
                 exc.fields = {client_name(name): found for name, found in exc.fields.items()}
                 raise
             steps, done = completions.planned_steps(call, opened)
-            events = translate.event_stream(steps, correlation_id=call.correlation_id, model=model)
+            events = translate.event_stream(steps, correlation_id=call.correlation_id, model=model,
+                                            consumer=request.user)
             response = StreamingHttpResponse(events, content_type="text/event-stream")
             response["Cache-Control"] = "no-cache"
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            response = Response(translate.message(done, model=model))
+            response = Response(translate.message(done, model=model, consumer=request.user))
         return self.with_outcome(self.with_policy_version(response, call.policy_version), done)
+
+
+class CountTokensView(AnthropicView):
+    @extend_schema(
+        request=serializers.AnthropicCountTokensRequestSerializer,
+        responses={200: serializers.AnthropicTokenCountSerializer, **ERRORS},
+        tags=["anthropic"],
+        operation_id="anthropic_messages_count_tokens",
+        summary="Anthropic: count a request's input tokens",
+        description="The body of POST messages (max_tokens and stream not needed), read the same way; counted by "
+                    "litellm's token counter for the configuration's model, its system prompt included. No "
+                    "provider is asked. Also at /v1/messages/count_tokens.",
+    )
+    def post(self, request):
+        parsed = messages_request.parse_messages_request(request.data, count_only=True)
+        return Response({"input_tokens": completions.count_input_tokens(parsed.data, consumer=request.user)})
