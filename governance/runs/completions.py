@@ -146,8 +146,8 @@ def send_where_taken(call: PreparedCall, optional: dict, dropped: dict, client_n
         call.options["client_parameters"] = {**(call.options.get("client_parameters") or {}), **taken}
     notes = {client_name(name): "not_taken_by_route" for name in untaken}
     notes.update({name: reason for name, reason in dropped.items() if name not in notes})
-    call.request_checks = [{"check": "request", "result": "dropped", "field": name, "reason": reason}
-                           for name, reason in sorted(notes.items())]
+    call.request_checks.extend({"check": "request", "result": "dropped", "field": name, "reason": reason}
+                               for name, reason in sorted(notes.items()))
 
 
 def _with_request_checks(call: PreparedCall, body: dict) -> dict:

@@ -40,7 +40,7 @@ def post(api, path="/openai/v1/responses", **body):
 
 
 def dropped(checks) -> list:
-    return sorted((c["member"], c["reason"]) for c in checks if c.get("result") == "dropped")
+    return sorted((c["field"], c["reason"]) for c in checks if c.get("result") == "dropped")
 
 
 @pytest.mark.parametrize("stream", [False, True])
@@ -51,7 +51,7 @@ def test_codex_s_request_is_answered_and_what_was_dropped_is_said_in_checks(api,
     final = typed_events(response)[-1]["response"] if stream else response.json()
     assert final["status"] == "completed" and final["output"][0]["content"][0]["text"] == "Hello."
     assert dropped(final["gavel"]["checks"]) == DROPPED
-    assert [c for c in final["gavel"]["checks"] if c.get("member") == "tools[2]"][0]["tool"] == "web_search"
+    assert [c for c in final["gavel"]["checks"] if c.get("field") == "tools[2]"][0]["tool"] == "web_search"
     [request] = provider_server.chat_requests
     sent = request.body
     # The namespace's function is a function tool of its own; the hosted web search is not offered.

@@ -145,7 +145,7 @@ def test_a_hosted_tool_and_a_reasoning_summary_are_dropped_and_said_in_checks(cl
     response = client.responses.create(model="newsroom", input="Hello.", tools=[WEATHER, {"type": "web_search"}],
                                        reasoning={"summary": "auto"})
     assert response.output_text == "Hello."
-    assert sorted((c["member"], c["reason"]) for c in response.gavel["checks"] if c.get("result") == "dropped") == [
+    assert sorted((c["field"], c["reason"]) for c in response.gavel["checks"] if c.get("result") == "dropped") == [
         ("reasoning.summary", "no_reasoning_summaries"), ("tools[1]", "hosted_tool")]
     assert [tool["function"]["name"] for tool in provider_server.chat_requests[0].body["tools"]] == ["get_weather"]
 

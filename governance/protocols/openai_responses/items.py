@@ -32,7 +32,7 @@ class RequestNotes:
     namespaces: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def drop(self, member: str, reason: str, **facts) -> None:
-        self.dropped.append({"check": "request", "result": "dropped", "reason": reason, "member": member,
+        self.dropped.append({"check": "request", "result": "dropped", "reason": reason, "field": member,
                              **facts})
 
 

@@ -122,14 +122,6 @@ def response_object(body: dict, *, model: str, created_at: int, echo: dict, show
     return finished(body, body["id"], model=model, created_at=created_at, echo=echo, shown=shown)
 
 
-def with_checks(steps: Iterable[tuple[str, dict]], checks: list[dict]) -> Iterator[tuple[str, dict]]:
-    """The steps of a stream whose `done` also carries `checks` (what the request had dropped)."""
-    for name, data in steps:
-        if name == "done" and checks:
-            data = {**data, "checks": [*(data.get("checks") or []), *checks]}
-        yield name, data
-
-
 class _Events:
     """Typed events with their sequence numbers, in OpenAI's SSE framing (`event:` then one `data:`)."""
 

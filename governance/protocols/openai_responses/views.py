@@ -51,6 +51,7 @@ class ResponsesView(OpenAIView):
         )
         call.surface = "openai_responses"  # its evidence records name the protocol
         call.options.update(options)
+        call.request_checks.extend(notes.dropped)  # what the request dropped leads the answer's checks (§11.9)
         try:
             completions.check_client_parameters(call)
         except BadInput as exc:
@@ -60,7 +61,7 @@ class ResponsesView(OpenAIView):
         if stream:
             # Opened before answering, so an error before the first event is an ordinary error response.
             steps, done = completions.planned_steps(call, completions.open_stream(call))
-            events = translate.event_stream(translate.with_checks(steps, notes.dropped),
+            events = translate.event_stream(steps,
                                             correlation_id=call.correlation_id, model=model,
                                             created_at=created_at, echo=echo, shown=shown,
                                             on_output=lambda output: kept.keep(consumer_id, output))
@@ -69,7 +70,6 @@ class ResponsesView(OpenAIView):
             response["X-Accel-Buffering"] = "no"
         else:
             done = completions.run(call)
-            done["checks"] = [*done.get("checks", []), *notes.dropped]  # what the request had dropped (§11.9)
             body = translate.response_object(done, model=model, created_at=created_at, echo=echo, shown=shown)
             kept.keep(consumer_id, body["output"])
             response = Response(body)
