@@ -146,6 +146,7 @@ class ConfigurationAdminForm(PolicyRecordForm):
             "context_tags": TagListField,
             "rule_tags": TagListField,
             "read_tools": ListTextField,  # trimmed, case kept, once each
+            "mcp_servers": ListTextField, "approve_tools": ListTextField, "deny_tools": ListTextField,
         }
 
     def __init__(self, *args, **kwargs):
