@@ -236,3 +236,93 @@ def test_waiting_calls_per_consumer_are_bounded(live_server, gateway, upstream, 
     result = mcp(live_server, gateway["token"], lambda c: c.call_tool("send_newsletter", {"subject": "Friday"}))
     assert result.is_error and "Too many" in text_of(result)
     assert upstream.calls == []
+
+
+# --- who may call, and what never leaks ---
+def _post(live_server, identifier, body, token=None):
+    import httpx
+
+    headers = {"Accept": "application/json, text/event-stream"}
+    if token is not None:
+        headers["Authorization"] = f"Bearer {token}"
+    return httpx.post(f"{live_server.url}/mcp/{identifier}", json=body, headers=headers, timeout=30)
+
+
+PING = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+
+
+def test_a_consumer_without_a_valid_token_gets_401_and_one_not_granted_403(live_server, gateway, make_consumer,
+                                                                           upstream):
+    from governance.models import Configuration
+
+    assert _post(live_server, "newsroom", PING).status_code == 401
+    assert _post(live_server, "newsroom", PING).headers["WWW-Authenticate"].startswith("Bearer")
+    assert _post(live_server, "newsroom", PING, token="not-a-token").status_code == 401
+    Configuration.objects.create(identifier="other", provider=gateway["configuration"].provider, model="m")
+    _other, other_token = make_consumer("other-agent", [Configuration.objects.get(identifier="other")])
+    refused = _post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                                              "params": {"name": "search_pages", "arguments": {"query": "x"}}},
+                    token=other_token)
+    assert refused.status_code == 403 and "not granted" in refused.json()["error"]["message"]
+    assert _post(live_server, "nowhere", PING, token=gateway["token"]).status_code == 404
+    assert _post(live_server, "newsroom", PING, token=gateway["token"]).json() == {"jsonrpc": "2.0", "id": 1,
+                                                                                  "result": {}}
+    with pytest.raises(Exception):
+        mcp(live_server, "not-a-token", lambda c: c.list_tools())
+    assert upstream.calls == []
+
+
+def test_the_upstream_credentials_appear_in_no_response_event_evidence_or_log(live_server, gateway, upstream,
+                                                                              caplog, monkeypatch):
+    import logging
+
+    from governance.models import EvidenceRecord, GovernanceEvent, McpTool, Task
+
+    caplog.set_level(logging.DEBUG)
+    token = gateway["token"]
+    bodies = [_post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}},
+        token=token).text,
+        _post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}, token=token).text]
+    for name, arguments in (("search_pages", {"query": "q"}), ("get_page", {"page_id": "1"}),
+                            ("publish_page", {"title": "t", "body": FORBIDDEN})):
+        bodies.append(_post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 3, "method": "tools/call",
+                                                      "params": {"name": name, "arguments": arguments}},
+                            token=token).text)
+    # The upstream refuses a wrong key: the error names the server and the status, not the header.
+    monkeypatch.setenv("CMS_MCP_TOKEN", UPSTREAM_KEY + "-wrong")
+    from governance.protocols.mcp import upstream as client
+    client.forget_sessions()
+    failed = _post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+                                             "params": {"name": "search_pages", "arguments": {"query": "q"}}},
+                   token=token)
+    assert "MCP server cms" in failed.text and "401" in failed.text
+    bodies.append(failed.text)
+    stored = json.dumps([list(m.objects.values()) for m in (GovernanceEvent, EvidenceRecord, McpTool, Task)],
+                        default=str)
+    assert len(bodies) == 6 and all(bodies)
+    for place in [*bodies, stored, caplog.text]:
+        assert UPSTREAM_KEY not in place
+    assert GovernanceEvent.objects.filter(check_name="tool_call").count() == 4
+
+
+def test_headers_env_takes_only_variables_the_provider_key_allow_list_admits():
+    from governance.models import headers_env_problems
+
+    assert headers_env_problems({"Authorization": "CMS_MCP_TOKEN"}) == []
+    assert headers_env_problems({"Authorization": "SECRET_KEY"})
+    assert headers_env_problems({"Authorization": "GAVEL_METRICS_TOKEN"})
+    assert headers_env_problems({"Authorization": "HOME"})
+    assert headers_env_problems({"Bad Header": "CMS_MCP_TOKEN"})
+    assert headers_env_problems(["CMS_MCP_TOKEN"])
+
+
+def test_a_stored_server_naming_a_refused_variable_is_never_read(db, monkeypatch):
+    from governance.models import McpServer
+    from governance.protocols.mcp import upstream as client
+
+    monkeypatch.setenv("DATABASE_URL", "postgres://secret@db/x")
+    server = McpServer(name="sneaky", url="http://127.0.0.1:9/mcp", headers_env={"Authorization": "DATABASE_URL"})
+    with pytest.raises(client.UpstreamError) as refused:
+        client.credential_headers(server)
+    assert "postgres" not in str(refused.value)

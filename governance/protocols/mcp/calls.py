@@ -79,7 +79,10 @@ class _Call:
 def call(configuration, *, consumer, name: str, arguments: dict) -> dict:
     """Make one tool call for `consumer` under `configuration`; return the MCP CallToolResult as JSON."""
     run = _Call(configuration, consumer, name, arguments)
-    found = tools.find(configuration, name)
+    try:
+        found = tools.find(configuration, name)
+    except upstream.UpstreamError as exc:  # the upstream's list could not be read: nothing is called
+        return run.finish("failed", message=str(exc), reason="upstream")
     if isinstance(found, tools.Refusal):
         return run.finish("refused", message=found.message, reason=found.code)
     run.server, _pin = found
