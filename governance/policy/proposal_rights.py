@@ -13,10 +13,12 @@ from governance.policy.format import NAME_KEYS
 
 # Policy-file keys of a configuration that hold admin-only fields (`rules.*` is a nested mapping).
 CONFIGURATION_KEYS = ("context_tags", "read_tools", "escalation", "rules.mode", "rules.tags", "rules.judges",
-                      "rules.default", "rules.min_confidence")
+                      "rules.default", "rules.min_confidence",
+                      "mcp_servers", "approve_tools", "deny_tools", "mcp_results")
 # Admin-only only while another configuration names this one as a judge or its escalation.
 WHILE_JUDGING_KEYS = ("budget.daily_requests", "budget.daily_tokens", "budget.daily_cost")
 PROVIDER_KEYS = ("route", "api_base", "api_key_env", "trust_zone")
+MCP_SERVER_KEYS = ("url", "headers_env", "trust_zone")  # where tool calls go, with which credentials
 
 
 def _field_default(name: str):
@@ -26,7 +28,8 @@ def _field_default(name: str):
 
 def _new_configuration() -> dict:
     """What a configuration added without the admin-only fields holds (their model defaults)."""
-    return {"context_tags": [], "read_tools": [], "escalation": None,
+    return {"context_tags": [], "read_tools": [], "escalation": None, "mcp_servers": [], "approve_tools": [],
+            "deny_tools": [], "mcp_results": _field_default("mcp_results"),
             "rules": {"mode": _field_default("rule_mode"), "tags": [], "judges": [],
                       "default": _field_default("rule_default"), "min_confidence": _field_default("min_confidence")},
             "budget": {"daily_requests": 0, "daily_tokens": 0, "daily_cost": 0}}
@@ -66,6 +69,8 @@ def admin_only_changes(changes, live: dict, drafted: dict) -> list[str]:
         before = find_record(live, section, name)
         if section == "providers":
             keys = PROVIDER_KEYS
+        elif section == "mcp_servers":
+            keys = MCP_SERVER_KEYS
         elif section == "configurations":
             before = before if before is not None else _new_configuration()
             judging = _judges_for_others(live, name) or _judges_for_others(drafted, name)

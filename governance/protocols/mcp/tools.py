@@ -195,3 +195,35 @@ def approve(tool: McpTool, *, actor: str) -> McpTool:
     tool.refresh_from_db()
     forget_lists()
     return tool
+
+
+@dataclass
+class ToolReport:
+    """One upstream tool as an administrator reviews it before pinning (command and admin alike)."""
+
+    server: McpServer
+    tool: McpTool
+    state: str  # approved | not_approved | changed | denied | gone
+    findings: list[str]
+    blocked: str
+    diff: str
+
+
+def report(configuration) -> list[ToolReport]:
+    """Every tool of the configuration's servers, read from the upstream now, screened under its policy."""
+    reports = []
+    for server in servers_of(configuration):
+        listed = {t.name for t in _seen(server, fresh=True)}
+        for tool in McpTool.objects.filter(server=server).order_by("name"):
+            if tool.name not in listed:
+                state = "gone"
+            elif tool.name in (configuration.deny_tools or []):
+                state = "denied"
+            elif not tool.approved:
+                state = "not_approved"
+            else:
+                state = "changed" if tool.changes() else "approved"
+            screening = screen_tool(configuration, tool)
+            reports.append(ToolReport(server, tool, state, [h.get("message", "") for h in screening.hints],
+                                      screening.block.message if screening.block else "", diff(tool)))
+    return reports
