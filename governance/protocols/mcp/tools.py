@@ -21,13 +21,18 @@ from django.utils.translation import gettext as _
 from governance.models import Configuration, McpServer, McpTool
 from governance.protocols.mcp import checks, upstream
 
-_lists: dict[int, tuple[float, str, list]] = {}
+# Per process: server id -> (read at, url, the upstream's tools, the approved pins by name), reused for
+# GAVEL_MCP_TOOLS_SECONDS; and (policy version, server names) -> servers. A server is a policy record
+# (every edit bumps the version); a pin approved in another process is seen here within the TTL.
+_lists: dict[int, tuple[float, str, list, dict]] = {}
+_servers: dict = {}
 _lock = threading.Lock()
 
 
 def forget_lists() -> None:
     with _lock:
         _lists.clear()
+        _servers.clear()
 
 
 @dataclass
@@ -37,24 +42,40 @@ class Refusal:
 
 
 def servers_of(configuration) -> list[McpServer]:
-    names = list(getattr(configuration, "mcp_servers", None) or [])
-    found = {s.name: s for s in McpServer.objects.filter(name__in=names)}
-    return [found[n] for n in names if n in found]
+    names = tuple(getattr(configuration, "mcp_servers", None) or ())
+    version = getattr(configuration, "policy_version", None)
+    key = (version, names)
+    held = _servers.get(key) if version is not None else None
+    if held is None:
+        found = {s.name: s for s in McpServer.objects.filter(name__in=names)}
+        held = [found[n] for n in names if n in found]
+        if version is not None:
+            with _lock:
+                if len(_servers) > 256:
+                    _servers.clear()
+                _servers[key] = held
+    return held
 
 
-def _seen(server: McpServer, *, fresh: bool = False) -> list:
-    """The upstream's tools (mcp_types.Tool), reused for GAVEL_MCP_TOOLS_SECONDS; changes are recorded."""
+def _entry(server: McpServer, *, fresh: bool = False) -> tuple[list, dict]:
+    """(the upstream's tools as mcp_types.Tool, the approved pins by name), reused for
+    GAVEL_MCP_TOOLS_SECONDS; a change seen upstream is recorded on the tool's row."""
     ttl = float(getattr(settings, "GAVEL_MCP_TOOLS_SECONDS", 5))
     now = time.monotonic()
     with _lock:
         held = _lists.get(server.pk)
     if not fresh and held and held[1] == server.url and now - held[0] < ttl:
-        return held[2]
+        return held[2], held[3]
     tools = upstream.list_tools(server)
     _record(server, tools)
+    pins = {row.name: row for row in McpTool.objects.filter(server=server, approved_at__isnull=False)}
     with _lock:
-        _lists[server.pk] = (now, server.url, tools)
-    return tools
+        _lists[server.pk] = (now, server.url, tools, pins)
+    return tools, pins
+
+
+def _seen(server: McpServer, *, fresh: bool = False) -> list:
+    return _entry(server, fresh=fresh)[0]
 
 
 def schema_of(tool) -> dict:
@@ -111,8 +132,8 @@ def offered(configuration) -> list[tuple[McpServer, McpTool]]:
     """The tools `configuration` offers now, each with its server, in server then name order."""
     result = []
     for server in servers_of(configuration):
-        listed = {t.name: t for t in _seen(server)}
-        rows = {r.name: r for r in McpTool.objects.filter(server=server, approved_at__isnull=False)}
+        tools_now, rows = _entry(server)
+        listed = {t.name: t for t in tools_now}
         for name in sorted(listed):
             if _state(configuration, server, listed, rows.get(name), name) is None:
                 result.append((server, rows[name]))
@@ -121,15 +142,16 @@ def offered(configuration) -> list[tuple[McpServer, McpTool]]:
 
 def find(configuration, name: str) -> tuple[McpServer, McpTool] | Refusal:
     """The server and pin of the tool a call names, or why it may not be called."""
-    rows = McpTool.objects.select_related("server").filter(server__name__in=configuration.mcp_servers or [],
-                                                           name=name)
-    approved = [r for r in rows if r.approved] or list(rows)
-    if not approved:
-        return Refusal("unknown_tool", _("This configuration offers no tool named %(tool)s.") % {"tool": name})
-    row = approved[0]
-    listed = {t.name: t for t in _seen(row.server)}
-    refusal = _state(configuration, row.server, listed, row, name)
-    return refusal if refusal is not None else (row.server, row)
+    servers = servers_of(configuration)
+    for server in servers:
+        tools_now, pins = _entry(server)
+        if name in pins:
+            refusal = _state(configuration, server, {t.name: t for t in tools_now}, pins[name], name)
+            return refusal if refusal is not None else (server, pins[name])
+    for server in servers:
+        if any(t.name == name for t in _seen(server)):  # listed, never approved
+            return _state(configuration, server, {}, None, name)
+    return Refusal("unknown_tool", _("This configuration offers no tool named %(tool)s.") % {"tool": name})
 
 
 def description_text(tool: McpTool) -> str:
