@@ -110,13 +110,22 @@ def test_a_read_call_with_the_same_term_passes(live_server, gateway, upstream):
 
 
 def test_a_clean_write_call_is_forwarded_with_an_event_and_evidence(live_server, gateway, upstream):
+    import httpx
+    from prometheus_client import REGISTRY
+
     from governance.models import EvidenceRecord, GovernanceEvent
 
+    labels = {"configuration": "newsroom", "server": "cms", "result": "forwarded"}
+    before = REGISTRY.get_sample_value("gavel_mcp_tool_calls_total", labels) or 0
     result = mcp(live_server, gateway["token"], lambda c: c.call_tool("publish_page", {"title": "T", "body": "B"}))
     assert not result.is_error and text_of(result) == "published T"
     assert upstream.calls == [("publish_page", {"title": "T", "body": "B"})]
     assert GovernanceEvent.objects.get(check_name="tool_call").decision == "forwarded"
     assert EvidenceRecord.objects.get(surface="mcp").outcome == "allowed"
+    assert REGISTRY.get_sample_value("gavel_mcp_tool_calls_total", labels) == before + 1
+    scraped = httpx.get(f"{live_server.url}/metrics", timeout=10).text
+    assert 'gavel_mcp_tool_calls_total{configuration="newsroom",result="forwarded",server="cms"}' in scraped
+    assert 'gavel_runs_total{configuration="newsroom",outcome="allowed",surface="mcp"}' in scraped
 
 
 def test_a_secret_in_a_tool_result_reaches_the_client_masked(live_server, gateway, upstream):
