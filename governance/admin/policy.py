@@ -82,7 +82,7 @@ class ConfigurationAdmin(DraftedAdminMixin, AdminOnlyFieldsMixin, SimpleHistoryA
                        "min_confidence", "escalation", "judge_cache_seconds", "read_tools"),
             "description": ADMIN_ONLY_NOTE,
         }),
-        (_("MCP gateway (SPEC §14)"), {
+        (_("MCP gateway: tools of MCP servers"), {
             "fields": ("mcp_servers", "approve_tools", "deny_tools", "mcp_results"),
             "description": ADMIN_ONLY_NOTE,
         }),

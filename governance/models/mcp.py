@@ -49,7 +49,7 @@ class McpServer(models.Model):
                     "values never reach a client, an event or a log."))
     trust_zone = models.CharField(
         _("trust zone"), max_length=20, choices=TRUST_ZONE_CHOICES, default="external_global",
-        help_text=_("Where the server runs (SPEC §7), as for a provider."))
+        help_text=_("Where the server runs, as for a provider: its results count as written there, so a judge less trusted than the server never reads them."))
     timeout = models.PositiveIntegerField(_("timeout"), default=30, help_text=_("seconds for one upstream request"))
 
     class Meta:
