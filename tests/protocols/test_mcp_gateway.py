@@ -97,6 +97,9 @@ def test_a_write_call_with_a_forbidden_term_is_refused_and_never_reaches_the_ups
     assert upstream.calls == []
     event = GovernanceEvent.objects.get(check_name="tool_call")
     assert (event.decision, event.detail["tool"], event.detail["result"]) == ("blocked", "publish_page", "blocked")
+    from governance.screening.event_text import sentence
+
+    assert "tool publish_page on the MCP server cms: blocked" in sentence(event)
     record = EvidenceRecord.objects.get(surface="mcp")
     assert record.outcome == "blocked" and record.text_hash
     assert FORBIDDEN not in json.dumps(list(EvidenceRecord.objects.values()), default=str)
