@@ -58,6 +58,12 @@ class McpToolAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return request.method == "GET" and super().has_change_permission(request, obj)
 
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        # A tool is read from its server, never edited here: the page reads, the list's action approves.
+        extra_context = {**(extra_context or {}), "show_save": False, "show_save_and_continue": False,
+                         "show_save_and_add_another": False}
+        return super().change_view(request, object_id, form_url, extra_context)
+
     @admin.display(description=_("state"))
     def state(self, obj):
         if not obj.approved:
