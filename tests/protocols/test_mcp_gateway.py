@@ -284,6 +284,12 @@ def test_a_consumer_without_a_valid_token_gets_401_and_one_not_granted_403(live_
     assert upstream.calls == []
 
 
+def test_a_consumer_over_its_throttle_rate_gets_429(live_server, gateway, make_consumer):
+    _consumer, token = make_consumer("hasty-agent", [gateway["configuration"]], throttle_rate="2/min")
+    statuses = [_post(live_server, "newsroom", PING, token=token).status_code for _ in range(3)]
+    assert statuses == [200, 200, 429]
+
+
 def test_the_upstream_credentials_appear_in_no_response_event_evidence_or_log(live_server, gateway, upstream,
                                                                               caplog, monkeypatch):
     import logging

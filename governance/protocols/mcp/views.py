@@ -7,13 +7,15 @@ Token and grants as on the other protocols: 401 without a valid token, 404 for a
 403 for one not granted.
 """
 import json
+import math
+from types import SimpleNamespace
 
 from django.core.exceptions import RequestDataTooBig
 from django.http import HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions
 
-from governance.api.auth import ConsumerTokenAuthentication
+from governance.api.auth import ConsumerRateThrottle, ConsumerTokenAuthentication
 from governance.errors import GavelError
 from governance.protocols.mcp import checks, rpc
 
@@ -40,6 +42,11 @@ def endpoint(request, identifier: str):
     if consumer_and_token is None:
         return _refusal(401, "Send a consumer token as Authorization: Bearer <token>.")
     consumer = consumer_and_token[0]
+    throttle = ConsumerRateThrottle()
+    if not throttle.allow_request(SimpleNamespace(user=consumer), None):  # the consumer's rate, as everywhere
+        response = _refusal(429, "Too many requests for this consumer's throttle rate; slow down.")
+        response["Retry-After"] = str(max(1, math.ceil(throttle.wait() or 1)))
+        return response
     try:
         configuration = checks.granted_configuration(identifier, consumer)
     except GavelError as exc:
