@@ -344,3 +344,24 @@ def test_a_stored_server_naming_a_refused_variable_is_never_read(db, monkeypatch
     with pytest.raises(client.UpstreamError) as refused:
         client.credential_headers(server)
     assert "postgres" not in str(refused.value)
+
+
+def test_the_openai_agents_sdk_connects_as_docs_mcp_md_says(live_server, gateway, upstream):
+    """The Agents SDK's MCPServerStreamableHttp, configured as docs/mcp.md shows: tools listed, a read
+    passes, a blocked write is an error result the agent reads."""
+    from agents.mcp import MCPServerStreamableHttp
+
+    async def work():
+        async with MCPServerStreamableHttp(name="gavel", params={
+                "url": f"{live_server.url}/mcp/newsroom",
+                "headers": {"Authorization": f"Bearer {gateway['token']}"}, "timeout": 30}) as server:
+            listed = [tool.name for tool in await server.list_tools()]
+            read = await server.call_tool("search_pages", {"query": "harbour"})
+            blocked = await server.call_tool("publish_page", {"title": "t", "body": FORBIDDEN})
+            return listed, read, blocked
+
+    listed, read, blocked = run(work())
+    assert sorted(listed) == ["get_page", "publish_page", "search_pages", "send_newsletter"]
+    assert text_of(read) == "3 pages match harbour"
+    assert blocked.is_error and FORBIDDEN in text_of(blocked)
+    assert upstream.calls == [("search_pages", {"query": "harbour"})]
