@@ -81,8 +81,8 @@ class McpToolAdmin(admin.ModelAdmin):
     def screening(self, obj):
         """The description and schema under each configuration that uses the server: what would stop or hint."""
         lines = []
-        for configuration in Configuration.objects.filter(mcp_servers__icontains=obj.server.name):
-            if obj.server.name not in configuration.mcp_servers:
+        for configuration in Configuration.objects.order_by("identifier"):
+            if obj.server.name not in (configuration.mcp_servers or []):
                 continue
             result = tools.screen_tool(configuration, obj)
             verdict = result.block.message if result.block else (

@@ -284,6 +284,35 @@ def test_a_consumer_without_a_valid_token_gets_401_and_one_not_granted_403(live_
     assert upstream.calls == []
 
 
+def test_malformed_messages_are_answered_as_json_rpc_errors_naming_what_is_wrong(live_server, gateway, upstream):
+    import httpx
+
+    bad_json = httpx.post(f"{live_server.url}/mcp/newsroom", content=b"{not json",
+                          headers={"Authorization": f"Bearer {gateway['token']}",
+                                   "Content-Type": "application/json"}, timeout=30)
+    assert bad_json.status_code == 400 and bad_json.json()["error"]["code"] == -32700
+    no_name = _post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
+                                              "params": {"arguments": {}}}, token=gateway["token"]).json()
+    assert no_name["error"]["code"] == -32602 and "name" in no_name["error"]["message"]
+    unknown = _post(live_server, "newsroom", {"jsonrpc": "2.0", "id": 6, "method": "resources/list"},
+                    token=gateway["token"]).json()
+    assert unknown["error"]["code"] == -32601
+    assert _post(live_server, "newsroom", {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                 token=gateway["token"]).status_code == 202
+    assert upstream.calls == []
+
+
+def test_an_unreachable_server_takes_only_its_own_tools_away(live_server, gateway, upstream):
+    from governance.models import McpServer
+
+    McpServer.objects.create(name="gone", url="http://127.0.0.1:9/mcp", trust_zone="local")
+    configuration = gateway["configuration"]
+    configuration.mcp_servers = ["cms", "gone"]
+    configuration.save()
+    listed = mcp(live_server, gateway["token"], lambda c: c.list_tools())
+    assert "search_pages" in [t.name for t in listed.tools]
+
+
 def test_a_consumer_over_its_throttle_rate_gets_429(live_server, gateway, make_consumer):
     _consumer, token = make_consumer("hasty-agent", [gateway["configuration"]], throttle_rate="2/min")
     statuses = [_post(live_server, "newsroom", PING, token=token).status_code for _ in range(3)]

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import json
+import logging
 import threading
 import time
 from dataclasses import dataclass
@@ -24,6 +25,7 @@ from governance.protocols.mcp import checks, upstream
 # Per process: server id -> (read at, url, the upstream's tools, the approved pins by name), reused for
 # GAVEL_MCP_TOOLS_SECONDS; and (policy version, server names) -> servers. A server is a policy record
 # (every edit bumps the version); a pin approved in another process is seen here within the TTL.
+logger = logging.getLogger("gavel.mcp")
 _lists: dict[int, tuple[float, str, list, dict]] = {}
 _servers: dict = {}
 _lock = threading.Lock()
@@ -132,7 +134,12 @@ def offered(configuration) -> list[tuple[McpServer, McpTool]]:
     """The tools `configuration` offers now, each with its server, in server then name order."""
     result = []
     for server in servers_of(configuration):
-        tools_now, rows = _entry(server)
+        try:
+            tools_now, rows = _entry(server)
+        except upstream.UpstreamError as exc:
+            # One unreachable server takes its own tools away, not the others' (its calls fail on their own).
+            logger.warning("MCP tools of %s left out of tools/list: %s", server.name, exc)
+            continue
         listed = {t.name: t for t in tools_now}
         for name in sorted(listed):
             if _state(configuration, server, listed, rows.get(name), name) is None:
