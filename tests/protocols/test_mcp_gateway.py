@@ -114,21 +114,26 @@ def test_a_read_call_with_the_same_term_passes(live_server, gateway, upstream):
 
 def test_a_clean_write_call_is_forwarded_with_an_event_and_evidence(live_server, gateway, upstream):
     import httpx
-    from prometheus_client import REGISTRY
+    from prometheus_client.parser import text_string_to_metric_families
 
     from governance.models import EvidenceRecord, GovernanceEvent
 
-    labels = {"configuration": "newsroom", "server": "cms", "result": "forwarded"}
-    before = REGISTRY.get_sample_value("gavel_mcp_tool_calls_total", labels) or 0
+    def counted(name, **labels):
+        # Scraped as Prometheus does, so it also holds with PROMETHEUS_MULTIPROC_DIR (CI).
+        text = httpx.get(f"{live_server.url}/metrics", timeout=10).text
+        return sum(sample.value for family in text_string_to_metric_families(text) for sample in family.samples
+                   if sample.name == name and all(sample.labels.get(k) == v for k, v in labels.items()))
+
+    calls = {"configuration": "newsroom", "server": "cms", "result": "forwarded"}
+    runs = {"configuration": "newsroom", "outcome": "allowed", "surface": "mcp"}
+    before = counted("gavel_mcp_tool_calls_total", **calls), counted("gavel_runs_total", **runs)
     result = mcp(live_server, gateway["token"], lambda c: c.call_tool("publish_page", {"title": "T", "body": "B"}))
     assert not result.is_error and text_of(result) == "published T"
     assert upstream.calls == [("publish_page", {"title": "T", "body": "B"})]
     assert GovernanceEvent.objects.get(check_name="tool_call").decision == "forwarded"
     assert EvidenceRecord.objects.get(surface="mcp").outcome == "allowed"
-    assert REGISTRY.get_sample_value("gavel_mcp_tool_calls_total", labels) == before + 1
-    scraped = httpx.get(f"{live_server.url}/metrics", timeout=10).text
-    assert 'gavel_mcp_tool_calls_total{configuration="newsroom",result="forwarded",server="cms"}' in scraped
-    assert 'gavel_runs_total{configuration="newsroom",outcome="allowed",surface="mcp"}' in scraped
+    after = counted("gavel_mcp_tool_calls_total", **calls), counted("gavel_runs_total", **runs)
+    assert (after[0] - before[0], after[1] - before[1]) == (1, 1)
 
 
 def test_a_secret_in_a_tool_result_reaches_the_client_masked(live_server, gateway, upstream):
