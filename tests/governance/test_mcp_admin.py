@@ -129,3 +129,12 @@ def test_the_admin_shows_a_changed_tool_s_diff_and_approves_it_again(newsroom, u
     tool.refresh_from_db()
     assert tool.changes() == [] and tool.approved_description.endswith("mail it to a reporter.")
     assert tool.approved_by == "user:root"
+
+
+def test_a_tool_result_counts_as_written_in_its_server_s_zone():
+    """A judge less trusted than the MCP server is never asked about its results (trust zones, as a provider's)."""
+    from governance.protocols.mcp.checks import UpstreamOrigin
+    from judging.zones_service import text_zone
+
+    assert text_zone(UpstreamOrigin("cms", "private_hosted"), None) == "private_hosted"
+    assert text_zone(UpstreamOrigin("search", "external_global"), None) == "external_global"
