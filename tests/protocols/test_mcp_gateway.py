@@ -110,6 +110,15 @@ def test_a_read_call_with_the_same_term_passes(live_server, gateway, upstream):
     assert not result.is_error
     assert text_of(result) == f"3 pages match {FORBIDDEN}"
     assert upstream.calls == [("search_pages", {"query": FORBIDDEN})]
+    # The result holds the term too: in report mode it is delivered, the finding said and recorded.
+    from governance.models import GovernanceEvent
+
+    assert result.meta["gavel"]["outcome"] == "allowed_with_hints" and result.meta["gavel"]["hints"]
+    event = GovernanceEvent.objects.get(check_name="tool_call")
+    assert event.decision == "reported"
+    assert event.detail["result_findings"][0]["list"] == "Competitors"
+    assert FORBIDDEN in event.detail["result_findings"][0]["terms"]
+    assert not GovernanceEvent.objects.filter(decision="blocked").exists()  # nothing was stopped
 
 
 def test_a_clean_write_call_is_forwarded_with_an_event_and_evidence(live_server, gateway, upstream):

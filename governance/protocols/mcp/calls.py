@@ -93,6 +93,7 @@ def call(configuration, *, consumer, name: str, arguments: dict) -> dict:
     if screening.block is not None:
         return run.finish("blocked", message=screening.block.message, reason=screening.block.check)
     arguments = run.arguments = screening.output.tool_calls[0].arguments  # secrets masked
+    hints = [h.get("message", "") for h in screening.hints]  # report-mode findings in the arguments
 
     if name in (configuration.approve_tools or []):
         refused = _approval(run, screening.hints)
@@ -111,19 +112,21 @@ def call(configuration, *, consumer, name: str, arguments: dict) -> dict:
     if kinds:
         run.detail["secrets_masked"] = len(kinds)
         run.checks.append({"check": "secret_redaction", "result": "redacted"})
-    hints = []
     if configuration.mcp_results != "off":
         text = _text_of(delivered)
         if text:
             result_screening = checks.screen_result(configuration, text, server=run.server, actor=run.actor,
-                                                    correlation_id=run.correlation_id)
+                                                    correlation_id=run.correlation_id,
+                                                    log_events=configuration.mcp_results == "block")
             run.checks.extend(c for c in result_screening.checks if c.get("check") != "secret_redaction")
             if result_screening.block is not None and configuration.mcp_results == "block":
                 message = MSG_RESULT_BLOCKED % {"tool": name, "message": result_screening.block.message}
                 return run.finish("blocked", message=str(message), reason="result")
-            hints = [h.get("message", "") for h in result_screening.hints]
+            hints += [h.get("message", "") for h in result_screening.hints]
             if result_screening.block is not None:
                 hints.append(result_screening.block.message)  # report: delivered, the finding said
+            if configuration.mcp_results == "report" and (found := checks.findings_of(result_screening)):
+                run.detail["result_findings"] = found
     gavel = {"id": run.correlation_id, "outcome": "allowed_with_hints" if hints else "allowed"}
     if hints:
         gavel["hints"] = hints

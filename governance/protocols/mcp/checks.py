@@ -52,11 +52,29 @@ def masked_result(result: dict) -> tuple[dict, list[str]]:
     return mask_node(result, kinds), kinds
 
 
-def screen_result(configuration, text: str, *, server, actor: str, correlation_id: str) -> Screening:
-    """A (masked) result's text under the configuration's term lists and pattern rules."""
+def screen_result(configuration, text: str, *, server, actor: str, correlation_id: str,
+                  log_events: bool = True) -> Screening:
+    """A (masked) result's text under the configuration's term lists and pattern rules. In report mode
+    the caller keeps the findings on the call's own event (`log_events` off): nothing was stopped."""
     origin = UpstreamOrigin(server.name, server.trust_zone)
     return run_pipeline(Output(text=text), _facts(configuration, actor=actor, correlation_id=correlation_id,
-                                                  served_by=origin))
+                                                  served_by=origin, log_events=log_events))
+
+
+FINDING_KEYS = ("list", "terms", "missing", "rules")
+
+
+def findings_of(screening: Screening) -> list[dict]:
+    """The policy facts the screening's events hold (check, what it would have decided, lists, terms,
+    rules) — the governance log's own facts, never a passage."""
+    found = []
+    for event in screening.events:
+        if event["check_name"] == "secret_redaction":
+            continue
+        detail = event.get("detail") or {}
+        found.append({"check": event["check_name"], "decision": event["decision"],
+                      **{k: detail[k] for k in FINDING_KEYS if k in detail}})
+    return found
 
 
 def screen_description(configuration, text: str) -> Screening:
