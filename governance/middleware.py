@@ -39,7 +39,7 @@ def error_body(code: str, message: str, fields: dict | None = None) -> dict:
 
 def is_json_path(path: str) -> bool:
     """Paths whose every answer, errors included, is JSON (SPEC §11.1, §11.5)."""
-    return path.startswith(("/api/", "/healthz", "/openai/", "/v1/", "/anthropic/"))
+    return path.startswith(("/api/", "/healthz", "/openai/", "/v1/", "/anthropic/", "/mcp/"))
 
 
 def is_gateway_path(path: str) -> bool:

@@ -357,6 +357,11 @@ GAVEL_METRICS_TOKEN = os.environ.get("GAVEL_METRICS_TOKEN", "")
 # Time bound per pattern rule per text (SPEC §6.5): a pattern that would backtrack for ever is a failed check.
 GAVEL_PATTERN_TIMEOUT_MS = env_int("GAVEL_PATTERN_TIMEOUT_MS", 100)
 GAVEL_CALLBACK_HOSTS = env_list("GAVEL_CALLBACK_HOSTS", [])
+# The MCP gateway (SPEC §14, docs/mcp.md): how long a tool call waits for an editor's approval, how many calls
+# one consumer may keep waiting at once (each holds a web thread), how long an upstream's tool list is reused.
+GAVEL_MCP_APPROVAL_SECONDS = env_int("GAVEL_MCP_APPROVAL_SECONDS", 300)
+GAVEL_MCP_WAITING_CALLS = env_int("GAVEL_MCP_WAITING_CALLS", 2)
+GAVEL_MCP_TOOLS_SECONDS = env_int("GAVEL_MCP_TOOLS_SECONDS", 5)
 # The environment variables a provider may name as its key (never Gavel's own settings): models/provider_keys.py.
 GAVEL_PROVIDER_KEY_ENVS = env_list("GAVEL_PROVIDER_KEY_ENVS", ["*_API_KEY", "*_TOKEN"])
 GAVEL_CALLBACK_TIMEOUT = env_int("GAVEL_CALLBACK_TIMEOUT", 5)

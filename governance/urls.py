@@ -65,6 +65,7 @@ urlpatterns = [
     path("openai/v1/", include(("governance.protocols.openai_chat.urls", "openai"))),
     path("openai/v1/", include(("governance.protocols.openai_responses.urls", "openai-responses"))),
     path("anthropic/v1/", include(("governance.protocols.anthropic.urls", "anthropic"))),
+    path("mcp/", include(("governance.protocols.mcp.urls", "mcp"))),  # SPEC §14
     # Anthropic's clients post to <host>/v1/messages; /v1/models stays OpenAI's (SPEC §11.5).
     path("v1/messages", anthropic_views.MessagesView.as_view(), name="anthropic-v1-messages"),
     path("v1/messages/count_tokens", anthropic_views.CountTokensView.as_view(), name="anthropic-v1-count-tokens"),

@@ -49,6 +49,7 @@ WINGS = {
     "governance.evidence": "evidence",
     "governance.api": "api",
     "governance.protocols": "protocols",
+    "governance.protocols.mcp": "mcp",  # the MCP gateway (SPEC §14): a protocol whose approval is queued work
     "judging": "checks", "termlists": "checks", "snippets": "checks",
     # The admin pages of the checks' records are the site's surface, beside governance.admin.
     "judging.admin": "site", "termlists.admin": "site", "snippets.admin": "site",
@@ -71,8 +72,10 @@ ALLOWED = {
                             "review"},
     # A protocol is a thin translation on the REST API's plumbing (auth, errors, serializers).
     "protocols": _BELOW_CHECKS | {"http", "checks", "records", "screening", "runs", "evidence", "api"},
+    # The MCP gateway: a protocol too, and its approvals are tasks of queued work (governance/work/tool_calls.py).
+    "mcp": _BELOW_CHECKS | {"http", "checks", "records", "screening", "evidence", "api", "work"},
     "site": {"engines", "base", "http", "checks", "records", "screening", "runs", "policy", "evidence", "work",
-             "review", "protocols", "api"},
+             "review", "protocols", "api", "mcp"},
 }
 MAX_LINES = 600
 
@@ -305,6 +308,17 @@ def _fake_package(tmp_path: Path) -> Graph:
         (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / name).write_text(text)
     return build(tmp_path, ("app",))
+
+
+def test_the_mcp_room_has_one_door_into_the_screening_and_no_way_into_the_runs():
+    """SPEC §14: a tool call passes the pipeline every protocol uses, through one module (checks.py)."""
+    room = sorted((ROOT / "governance" / "protocols" / "mcp").glob("*.py"))
+    assert room, "the MCP room is gone"
+    doors = {path.name for path in room
+             if any(name.startswith("governance.screening") for name in imports_of_file(path))}
+    assert doors == {"checks.py"}
+    assert not [path.name for path in room
+                if any(name.startswith("governance.runs") for name in imports_of_file(path))]
 
 
 def test_the_cycle_check_reports_a_cycle_hidden_in_a_function(tmp_path):

@@ -13,6 +13,7 @@ from governance.admin.consumers import ConsumerAdmin
 from governance.admin.log import GovernanceEventAdmin, TaskAdmin
 from governance.admin.examples import PolicyExampleAdmin
 from governance.admin.drafts import PolicyDraftAdmin
+from governance.admin.mcp import McpServerAdmin, McpToolAdmin  # noqa: F401  (SPEC §14)
 # The release pages (test, history) are views of their own.
 from governance.policy import release_admin
 

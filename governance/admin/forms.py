@@ -146,6 +146,7 @@ class ConfigurationAdminForm(PolicyRecordForm):
             "context_tags": TagListField,
             "rule_tags": TagListField,
             "read_tools": ListTextField,  # trimmed, case kept, once each
+            "mcp_servers": ListTextField, "approve_tools": ListTextField, "deny_tools": ListTextField,
         }
 
     def __init__(self, *args, **kwargs):
@@ -154,6 +155,9 @@ class ConfigurationAdminForm(PolicyRecordForm):
         if "judge_cache_seconds" in self.fields:
             # Blank means the default, 0 (ask the judges every time), as in a policy file without it.
             self.fields["judge_cache_seconds"].required = False
+        if "mcp_results" in self.fields:
+            # Blank means the default (report), as in a policy file without the key (SPEC §14).
+            self.fields["mcp_results"].required = False
         for name, ordered in (("rule_judges", instance.ordered_judges), ("fallbacks", instance.ordered_fallbacks)):
             if name in self.fields:
                 if instance.pk is not None:
@@ -162,6 +166,9 @@ class ConfigurationAdminForm(PolicyRecordForm):
 
     def clean_judge_cache_seconds(self):
         return self.cleaned_data.get("judge_cache_seconds") or 0
+
+    def clean_mcp_results(self):
+        return self.cleaned_data.get("mcp_results") or Configuration._meta.get_field("mcp_results").default
 
     def _post_clean(self):
         # After the instance holds the form's values (identifier, provider, mode), before the save.

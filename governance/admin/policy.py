@@ -82,6 +82,10 @@ class ConfigurationAdmin(DraftedAdminMixin, AdminOnlyFieldsMixin, SimpleHistoryA
                        "min_confidence", "escalation", "judge_cache_seconds", "read_tools"),
             "description": ADMIN_ONLY_NOTE,
         }),
+        (_("MCP gateway: tools of MCP servers"), {
+            "fields": ("mcp_servers", "approve_tools", "deny_tools", "mcp_results"),
+            "description": ADMIN_ONLY_NOTE,
+        }),
     )
 
     readonly_displays = {"context_tags": "context_tag_list", "rule_tags": "rule_tag_list", "read_tools": "read_tool_list",

@@ -28,6 +28,11 @@ ADDED = Histogram("gavel_added_seconds", "Time Gavel's screening adds to a run, 
                   buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30))
 PROVIDER_TIME = Histogram("gavel_provider_seconds", "Time a provider took to answer a model call, by provider.",
                           ["provider"], buckets=(0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120))
+MCP_CALLS = Counter("gavel_mcp_tool_calls_total",
+                    "MCP tool calls by configuration, server and result (forwarded, blocked, refused, rejected, "
+                    "timed_out, failed).", ["configuration", "server", "result"])
+MCP_ADDED = Histogram("gavel_mcp_added_seconds", "Time the MCP gateway adds to a tool call, upstream and waiting "
+                      "for an editor excluded.", buckets=(0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1))
 
 JUDGE_CHECK = "rules_judge"
 JUDGE_REASONS = {"timeout": "timeout", "unusable": "unusable", "error": "error"}
@@ -85,6 +90,12 @@ def evidence_written(surface: str) -> None:
 
 def reviewed(decision: str) -> None:
     series(REVIEWS, decision).inc()
+
+
+def tool_call_finished(configuration: str, server: str, result: str, added_seconds: float) -> None:
+    """Count one MCP tool call (SPEC §14) and the time the gateway added to it."""
+    series(MCP_CALLS, configuration or "", server or "", result).inc()
+    MCP_ADDED.observe(added_seconds)
 
 
 class TaskCollector:

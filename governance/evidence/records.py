@@ -131,6 +131,20 @@ def record_completion(call, body: dict) -> None:
            also=[c.identifier for c in call.also], actor=call.actor)
 
 
+def record_tool_call(body: dict, *, configuration: str, actor: str, text: str) -> None:
+    """An MCP tool call (SPEC §14): every call, a refused one too, so its record is written whatever the
+    outcome. `text` is the result delivered, or, when none was, the call's (masked) arguments as JSON:
+    only its keyed hash is kept."""
+    metrics.run_finished(EvidenceRecord.Surface.MCP, configuration, body.get("outcome"), body.get("checks"))
+    key, key_id = evidence_key()
+    _insert({"surface": EvidenceRecord.Surface.MCP, "configuration": configuration or "", "also": [],
+             "policy_version": body.get("policy_version"), "outcome": body.get("outcome") or "",
+             "checks": _checks(body.get("checks")), "verification": "", "correlation_id": body.get("id") or "",
+             "actor": (actor or "")[:150], "task_id": body.get("task"), "text_hash": hashing.text_hash(text, key),
+             "key_id": key_id})
+    metrics.evidence_written(EvidenceRecord.Surface.MCP)
+
+
 def _task_actor(task: Task) -> str:
     return f"consumer:{task.consumer.name}" if task.consumer_id else "task"
 

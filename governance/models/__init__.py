@@ -14,3 +14,4 @@ from governance.models.release import PolicyExample, PolicyRevision  # noqa: F40
 from governance.models.feedback import HintFeedback, finding_of  # noqa: F401
 from governance.models.evidence import EvidenceRecord  # noqa: F401
 from governance.models.drafts import PolicyDraft, PolicyDraftComment  # noqa: F401
+from governance.models.mcp import McpServer, McpTool, headers_env_problems  # noqa: F401

@@ -23,6 +23,7 @@ class EvidenceRecord(models.Model):
         ANTHROPIC = "anthropic", _("Anthropic Messages")
         TASK = "task", _("task")
         SCREENING = "screening", _("screening")
+        MCP = "mcp", _("MCP tool call")
 
     class Review(models.TextChoices):
         ACCEPTED = "accepted", _("accepted")

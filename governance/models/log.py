@@ -34,6 +34,7 @@ class GovernanceEvent(models.Model):
         DRAFT_WITHDRAWN = "draft_withdrawn", _("Policy draft withdrawn")
         DRAFT_PUBLISHED = "draft_published", _("Policy draft published")
         DRAFT_REFUSED = "draft_refused", _("Policy draft publication refused")
+        FORWARDED = "forwarded", _("Tool call forwarded")
 
     class Check(models.TextChoices):
         SECRET_REDACTION = "secret_redaction", _("secret redaction")
@@ -46,6 +47,7 @@ class GovernanceEvent(models.Model):
         REVIEW = "review", _("review")
         POLICY = "policy", _("policy release")
         PROVIDER = "provider", _("provider")
+        TOOL_CALL = "tool_call", _("tool call")  # the MCP gateway (SPEC §14)
 
     at = models.DateTimeField(_("time"), default=timezone.now, db_index=True,
                               help_text=_("When the event was recorded."))

@@ -194,6 +194,21 @@ class Configuration(models.Model):
         help_text=_("Names of the tools whose calls only read (a search, a page lookup): their arguments are not "
                     "screened. A caller may narrow this list, never widen it; any other tool's arguments are "
                     "screened."))
+    # The MCP gateway (SPEC §14): which upstream MCP servers this configuration reaches and how their tools
+    # are treated. Server names, not foreign keys, as the policy file writes them (governance/models/mcp.py).
+    mcp_servers = models.JSONField(
+        _("MCP servers"), default=list, blank=True, validators=[validate_tool_names],
+        help_text=_("Names of the MCP servers whose approved tools this configuration offers at /mcp/<identifier>."))
+    approve_tools = models.JSONField(
+        _("tools needing approval"), default=list, blank=True, validators=[validate_tool_names],
+        help_text=_("Tools whose calls wait for an editor's decision in the review UI before they are forwarded."))
+    deny_tools = models.JSONField(
+        _("denied tools"), default=list, blank=True, validators=[validate_tool_names],
+        help_text=_("Tools never offered and never called, even when approved."))
+    mcp_results = models.CharField(
+        _("tool results"), max_length=8, choices=RuleMode.choices, default=RuleMode.REPORT,
+        help_text=_("How a tool's result is screened by the term lists and pattern rules once its secrets are "
+                    "masked. off: not screened. report: delivered, findings recorded. block: a finding stops it."))
     # PROTECT: deleting the escalation target must not silently switch escalation off (SPEC §2.3).
     escalation = models.ForeignKey(
         "self", null=True, blank=True, on_delete=models.PROTECT, related_name="+", verbose_name=_("escalation"),
@@ -217,8 +232,9 @@ class Configuration(models.Model):
         errors = {}
         self.context_tags = normalise_tags(self.context_tags)
         self.rule_tags = normalise_tags(self.rule_tags)
-        if isinstance(self.read_tools, list):
-            self.read_tools = normalise_tool_names(self.read_tools)
+        for name in ("read_tools", "mcp_servers", "approve_tools", "deny_tools"):
+            if isinstance(getattr(self, name), list):
+                setattr(self, name, normalise_tool_names(getattr(self, name)))
         if self.escalation_id and self.pk and self.escalation_id == self.pk:
             errors["escalation"] = _("A configuration cannot escalate to itself.")
         for fault in configuration_faults(self):  # chat and decision never mix (SPEC §6.4)

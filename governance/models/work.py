@@ -31,6 +31,7 @@ class Task(models.Model):
     class Kind(models.TextChoices):
         QUEUED_TASK = "queued_task", _("queued task")
         FIELD_FILL = "field_fill", _("field fill")
+        TOOL_CALL = "tool_call", _("tool call")  # an MCP call waiting for an editor's approval (SPEC §14)
 
     class Status(models.TextChoices):
         QUEUED = "queued", _("queued")

@@ -10,7 +10,7 @@ writes YAML. Everything callers use is importable from here, as before the packa
 """
 from __future__ import annotations
 
-from governance.policy import configurations, examples, pattern_rules, providers, snippets, term_lists
+from governance.policy import configurations, examples, mcp_servers, pattern_rules, providers, snippets, term_lists
 from governance.policy.dump import to_yaml
 from governance.policy.format import (BUDGET_KEYS, CHANGE_REASON, CONFIGURATION_KEYS, CONFIGURATION_PATHS,
                                       ENV_NAME_RE, EXAMPLE_KEYS, EXPECT_KEYS, LANGUAGE_RE, LINK_KEYS, NAME_KEYS, PATTERN_RULE_KEYS,
@@ -28,6 +28,7 @@ from governance.policy.reading import Errors
 
 EXPORTERS = {
     "providers": providers.export,
+    "mcp_servers": mcp_servers.export,
     "configurations": configurations.export,
     "snippets": snippets.export,
     "term_lists": term_lists.export,
@@ -45,7 +46,10 @@ def errors_of_document(document, *, prune: bool = False) -> dict:
 
 def export_policy() -> dict:
     """The whole policy as a document in the format of policy-example.yaml: every key, in its order."""
-    return {section: export() for section, export in EXPORTERS.items()}
+    document = {section: export() for section, export in EXPORTERS.items()}
+    if not document["mcp_servers"]:
+        del document["mcp_servers"]  # not in the example: written only once a server exists (docs/mcp.md)
+    return document
 
 
 def export_yaml() -> str:

@@ -14,6 +14,16 @@ from governance.policy.reading import Document, Errors, Reader, Record, default_
 from governance.models.families import family_faults
 
 
+def _mcp_keys(c) -> dict:
+    """The MCP gateway's keys (SPEC §14), written only for a configuration that uses them: a policy without
+    MCP exports exactly as the example writes it (docs/mcp.md)."""
+    if not (c.mcp_servers or c.approve_tools or c.deny_tools
+            or c.mcp_results != default_of(Configuration, "mcp_results")):
+        return {}
+    return {"mcp_servers": list(c.mcp_servers), "approve_tools": list(c.approve_tools),
+            "deny_tools": list(c.deny_tools), "mcp_results": c.mcp_results}
+
+
 def export() -> list[dict]:
     """Every configuration, by identifier, with its relations by identifier."""
     return [
@@ -41,6 +51,7 @@ def export() -> list[dict]:
                 "default": c.rule_default,
                 "min_confidence": c.min_confidence,
             },
+            **_mcp_keys(c),
         }
         for c in Configuration.objects.select_related("provider", "escalation")
         .prefetch_related("judge_links__judge", "fallback_links__fallback").order_by("identifier")
@@ -64,6 +75,10 @@ def read(errors: Errors, path: str, data: dict) -> Record:
         "budget_daily_cost": budget.decimal("daily_cost", Decimal("0")),
         "context_tags": normalise_tags(r.strings("context_tags")),
         "read_tools": normalise_tool_names(r.strings("read_tools")),
+        "mcp_servers": normalise_tool_names(r.strings("mcp_servers")),
+        "approve_tools": normalise_tool_names(r.strings("approve_tools")),
+        "deny_tools": normalise_tool_names(r.strings("deny_tools")),
+        "mcp_results": r.choice("mcp_results", Configuration.RuleMode.values, default_of(Configuration, "mcp_results")),
         "rule_mode": rules.choice("mode", Configuration.RuleMode.values, default_of(Configuration, "rule_mode")),
         "rule_tags": normalise_tags(rules.strings("tags")),
         "rule_default": rules.choice("default", Configuration.RuleDefault.values,

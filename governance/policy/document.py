@@ -4,8 +4,8 @@ from __future__ import annotations
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
 
-from governance.models import Configuration, PolicyExample, Provider
-from governance.policy import configurations, examples, pattern_rules, providers, snippets, term_lists
+from governance.models import Configuration, McpServer, PolicyExample, Provider
+from governance.policy import configurations, examples, mcp_servers, pattern_rules, providers, snippets, term_lists
 from governance.policy.configurations import check_families, check_links
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.messages import (MSG_DOCUMENT, MSG_DUPLICATE, MSG_NOT_LIST, MSG_NOT_MAPPING,
@@ -17,13 +17,14 @@ from termlists.models import TermList
 
 READERS = {
     "providers": providers.read,
+    "mcp_servers": mcp_servers.read,
     "configurations": configurations.read,
     "snippets": snippets.read,
     "term_lists": term_lists.read,
     "pattern_rules": pattern_rules.read,
     "examples": examples.read,
 }
-MODELS = {"providers": Provider, "configurations": Configuration, "snippets": Snippet, "term_lists": TermList,
+MODELS = {"providers": Provider, "mcp_servers": McpServer, "configurations": Configuration, "snippets": Snippet, "term_lists": TermList,
           "pattern_rules": PatternRule, "examples": PolicyExample}
 
 

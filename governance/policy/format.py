@@ -1,10 +1,11 @@
 """The policy file's format (policy-example.yaml, normative): its sections and keys, in the example's order."""
 import re
 
-SECTIONS = ("providers", "configurations", "snippets", "term_lists", "pattern_rules", "examples")
+SECTIONS = ("providers", "mcp_servers", "configurations", "snippets", "term_lists", "pattern_rules", "examples")
 # The key that names a record of each section; import upserts by it.
 NAME_KEYS = {
     "providers": "name",
+    "mcp_servers": "name",
     "configurations": "identifier",
     "snippets": "identifier",
     "term_lists": "name",
@@ -19,7 +20,9 @@ PROVIDER_KEYS = (
 CONFIGURATION_KEYS = (
     "identifier", "provider", "model", "system_prompt", "temperature", "max_tokens", "timeout",
     "fallbacks", "budget", "context_tags", "read_tools", "escalation", "rules",
+    "mcp_servers", "approve_tools", "deny_tools", "mcp_results",  # the MCP gateway (SPEC §14)
 )
+MCP_SERVER_KEYS = ("name", "url", "headers_env", "trust_zone", "timeout")
 BUDGET_KEYS = ("daily_requests", "daily_tokens", "daily_cost")
 RULES_KEYS = ("mode", "tags", "judges", "default", "min_confidence")
 SNIPPET_KEYS = ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body")

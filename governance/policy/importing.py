@@ -77,7 +77,9 @@ READ_FIELDS = {
                   "price_per_mtok_in", "price_per_mtok_out"),
     "configurations": ("identifier", "model", "system_prompt", "temperature", "max_tokens", "timeout",
                        "budget_daily_requests", "budget_daily_tokens", "budget_daily_cost", "context_tags",
-                       "read_tools", "rule_mode", "rule_tags", "rule_default", "min_confidence"),
+                       "read_tools", "rule_mode", "rule_tags", "rule_default", "min_confidence",
+                       "mcp_servers", "approve_tools", "deny_tools", "mcp_results"),
+    "mcp_servers": ("name", "url", "headers_env", "trust_zone", "timeout"),
     "snippets": ("identifier", "name", "tags", "sort", "data_class", "is_active", "hidden", "body"),
     "term_lists": ("name", "forbidden", "required", "site", "language", "mode", "message", "is_active"),
     "pattern_rules": ("identifier", "statement", "tags", "severity", "violation_pattern", "satisfied_pattern",
@@ -131,7 +133,8 @@ def _apply(doc: Document, report: ImportReport, *, prune: bool, write: bool) -> 
     # Judges and fallbacks may name configurations later in the document: linked once every one exists.
     pending_links: list[tuple[Configuration, Record]] = []
 
-    for section in ("providers", "configurations", "snippets", "term_lists", "pattern_rules", "examples"):
+    for section in ("providers", "mcp_servers", "configurations", "snippets", "term_lists", "pattern_rules",
+                    "examples"):
         for record in doc.records(section):
             obj = stored[section].get(record.name)
             changed: list[str] = []
@@ -186,7 +189,8 @@ def _apply(doc: Document, report: ImportReport, *, prune: bool, write: bool) -> 
         return
     # PROTECT foreign keys point from configurations to providers (and term lists name configurations):
     # remove the records that refer before the records they refer to.
-    for section in ("examples", "pattern_rules", "term_lists", "snippets", "configurations", "providers"):
+    for section in ("examples", "pattern_rules", "term_lists", "snippets", "configurations", "providers",
+                    "mcp_servers"):
         if not doc.present(section):
             continue
         named = {r.name for r in doc.records(section)}

@@ -14,13 +14,15 @@ from governance.policy.format import NAME_KEYS
 
 # Policy-file keys of a configuration that hold admin-only fields (`rules.*` is a nested mapping).
 CONFIGURATION_KEYS = ("context_tags", "read_tools", "escalation", "rules.mode", "rules.tags", "rules.judges",
-                      "rules.default", "rules.min_confidence")
+                      "rules.default", "rules.min_confidence",
+                      "mcp_servers", "approve_tools", "deny_tools", "mcp_results")
 # Admin-only only while another configuration names this one as a judge or its escalation: its budget caps
 # (§2.3), and where it sends the text it judges — its provider and fallbacks (docs/permissions.md, issue 11:
 # "giving such a configuration another provider" is an administrator's change).
 WHILE_JUDGING_KEYS = ("provider", "fallbacks", "budget.daily_requests", "budget.daily_tokens", "budget.daily_cost")
 # §2.3's provider fields, and its kind (a chat or a decision judge: which configurations may judge through it).
 PROVIDER_KEYS = ("route", "api_base", "api_key_env", "trust_zone", "kind")
+MCP_SERVER_KEYS = ("url", "headers_env", "trust_zone")  # where tool calls go, with which credentials
 
 
 def _field_default(name: str):
@@ -30,7 +32,8 @@ def _field_default(name: str):
 
 def _new_configuration() -> dict:
     """What a configuration added without the admin-only fields holds (their model defaults)."""
-    return {"context_tags": [], "read_tools": [], "escalation": None,
+    return {"context_tags": [], "read_tools": [], "escalation": None, "mcp_servers": [], "approve_tools": [],
+            "deny_tools": [], "mcp_results": _field_default("mcp_results"),
             "rules": {"mode": _field_default("rule_mode"), "tags": [], "judges": [],
                       "default": _field_default("rule_default"), "min_confidence": _field_default("min_confidence")},
             "budget": {"daily_requests": 0, "daily_tokens": 0, "daily_cost": 0}}
@@ -76,6 +79,8 @@ def admin_only_changes(changes, live: dict, drafted: dict) -> list[str]:
             continue
         if section == "providers":
             keys = PROVIDER_KEYS
+        elif section == "mcp_servers":
+            keys = MCP_SERVER_KEYS
         elif section == "configurations":
             before = before if before is not None else _new_configuration()
             judging = _judges_for_others(live, name) or _judges_for_others(drafted, name)

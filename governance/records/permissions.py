@@ -17,6 +17,8 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
         "escalation",
         "judge_cache_seconds",
         "read_tools",  # a read's arguments are not screened (SPEC §8.2)
+        # The MCP gateway (SPEC §14): where tool calls go, which wait for a person, how results are screened.
+        "mcp_servers", "approve_tools", "deny_tools", "mcp_results",
         # Only while another configuration names this one as a judge or escalation (WHILE_JUDGING):
         # a cap would stop judging, and a `rule_default: allow` configuration would deliver unjudged text.
         "budget_daily_requests",
@@ -25,6 +27,7 @@ ADMIN_ONLY_FIELDS: dict[str, tuple[str, ...]] = {
     ),
     "governance.provider": ("route", "api_base", "api_key_env", "trust_zone"),
     "governance.consumer": ("kinds",),
+    "governance.mcpserver": ("url", "headers_env", "trust_zone"),
 }
 WHILE_JUDGING = frozenset({"budget_daily_requests", "budget_daily_tokens", "budget_daily_cost"})
 

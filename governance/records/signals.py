@@ -16,6 +16,7 @@ POLICY_MODELS = (
     "snippets.Snippet",
     "snippets.PatternRule",
     "termlists.TermList",
+    "governance.McpServer",  # where tool calls go (SPEC §14)
 )
 
 

@@ -65,6 +65,9 @@ def sentence(event) -> str:
             parts.append(_("answered by the fallback %(configuration)s") % {"configuration": detail["answered_by"]})
     if detail.get("failed_open"):
         parts.append(_("the check failed open (rule default: allow)"))
+    if event.check_name == "tool_call" and detail.get("tool"):
+        parts.append(_("tool %(tool)s on the MCP server %(server)s: %(result)s") % {
+            "tool": detail["tool"], "server": detail.get("server") or "—", "result": detail.get("result", "")})
     if detail.get("count") and event.check_name == "secret_redaction":
         parts.append(_("%(count)s value(s) masked") % {"count": detail["count"]})
     return "; ".join(parts) + "."

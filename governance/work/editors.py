@@ -95,6 +95,10 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         raise Conflict(_("Only a ready task can be accepted; this one is %(status)s.")
                        % {"status": task.get_status_display()}, code="not_reviewable")
     edited = edited_text is not None and edited_text != task.answer
+    if edited and task.kind == Task.Kind.TOOL_CALL:
+        # The call is forwarded with the arguments the agent sent (SPEC §14): accepted or rejected as it is.
+        raise Conflict(_("A tool call is accepted or rejected as it is; its arguments cannot be edited."),
+                       code="not_editable")
     values, edit_screening = {}, ""
     if edited_text is not None and not edited and not confirm_hints and task.hints:
         raise EditHasHints({"text": task.answer, "hints": task.hints})

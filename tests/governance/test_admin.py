@@ -21,6 +21,7 @@ EDITOR_PERMISSIONS = (
     "add_provider", "change_provider", "view_provider",
     "add_snippet", "change_snippet", "view_snippet",
     "view_consumer", "view_governanceevent",
+    "change_mcpserver", "view_mcpserver",
 )
 
 

@@ -34,6 +34,8 @@ def forged_configuration_post(escalation_pk, judge_pk=0) -> dict:
         "context_tags": "forged", "rule_mode": "block", "rule_tags": "forged, other", "rule_judges": [judge_pk],
         "rule_default": "block", "min_confidence": "0.1", "escalation": escalation_pk, "judge_cache_seconds": "3600",
         "read_tools": "save_page",
+        "mcp_servers": "forged-server", "approve_tools": "forged_tool", "deny_tools": "forged_tool",
+        "mcp_results": "off",
     }
 
 
@@ -42,6 +44,8 @@ FORGED_CONFIGURATION = {
     "context_tags": ["forged"], "rule_mode": "block", "rule_tags": ["forged", "other"], "rule_judges": ["judge-b"],
     "rule_default": "block", "min_confidence": 0.1, "escalation": "judge-a", "judge_cache_seconds": 3600,
     "read_tools": ["save_page"],
+    "mcp_servers": ["forged-server"], "approve_tools": ["forged_tool"], "deny_tools": ["forged_tool"],
+    "mcp_results": "off",
 }
 FORGED_PROVIDER = {
     "route": "anthropic", "api_base": "https://exfiltrate.example.com/v1", "api_key_env": "STOLEN_API_KEY",
@@ -141,7 +145,7 @@ def test_superuser_sees_admin_only_fields_as_inputs(superuser_client, desk):
 # Fields that are not admin-only, so a policy editor gets them as inputs (a provider has no `model`).
 # A consumer is changed by administrators only: a policy editor reads it, every field read-only.
 EDITABLE_INPUTS = {"governance.configuration": ("model", "timeout"), "governance.provider": ("name", "timeout"),
-                   "governance.consumer": ()}
+                   "governance.consumer": (), "governance.mcpserver": ("name", "timeout")}
 
 
 def record_of(model_label, desk):
@@ -150,6 +154,11 @@ def record_of(model_label, desk):
         consumer.issue_token()
         consumer.save()
         return consumer
+    if model_label == "governance.mcpserver":
+        from governance.models import McpServer
+
+        return McpServer.objects.create(name="cms", url="http://127.0.0.1:9/mcp",
+                                        headers_env={"Authorization": "CMS_MCP_TOKEN"})
     return desk if model_label == "governance.configuration" else desk.provider
 
 

@@ -1,0 +1,1 @@
+"""The MCP gateway (SPEC §14): agents' tool calls over MCP, through the same policy as a text."""
