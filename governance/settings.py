@@ -11,7 +11,17 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from governance import env_file
+
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The test runner gets the embedded defaults without having to export anything.
+TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
+# One settings file for every process (governance/env_file.py): read before any variable below; the real
+# environment wins over it.
+try:
+    GAVEL_ENV_FILE, _env_file_values = env_file.load(BASE_DIR, TESTING)
+except env_file.MissingEnvFile as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -67,8 +77,6 @@ def verdict_cache_from(default: dict) -> dict:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The test runner gets the embedded defaults without having to export anything.
-TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
 # The embedded default (SQLite, eager Celery, the demo) applies wherever no DATABASE_URL says
 # otherwise, so every manage.py command in a checkout works with no variable set.
 EMBEDDED = env_bool("GAVEL_EMBEDDED", False) or not os.environ.get("DATABASE_URL")
@@ -199,6 +207,8 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "governance.postgresql"
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+
+env_file.warn_sqlite_fallback(GAVEL_ENV_FILE, _env_file_values, DATABASES["default"]["ENGINE"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
