@@ -124,7 +124,7 @@ def test_the_production_block_works_as_written_from_a_fresh_clone(postgres_serve
             os.killpg(shell.pid, signal.SIGKILL)
             output, _ = shell.communicate()
         drop_database(postgres_server, name)
-    assert f"Created database {name}." in output, output
+    assert f"Created database {name} (UTF8" in output, output
     assert "System check identified no issues (0 silenced)." in output, output  # check --deploy, clean
     assert css == 200 and b"body" in css_body
     assert bundle == 200 and len(bundle_body) > 100_000
@@ -132,19 +132,67 @@ def test_the_production_block_works_as_written_from_a_fresh_clone(postgres_serve
     assert wrong_host == 400 and b"ALLOWED_HOSTS" in wrong_body
 
 
-def test_create_database_makes_it_once_and_then_says_it_exists(postgres_server):
-    name = f"gavel_created_{uuid.uuid4().hex[:8]}"
-    env = {**os.environ, "DATABASE_URL": f"{postgres_server}/{name}",
-           "SECRET_KEY": "create-database-test-" + "k" * 40}
+def create_database(server: str, name: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "DATABASE_URL": f"{server}/{name}", "SECRET_KEY": "create-database-test-" + "k" * 40,
+           "GAVEL_ENV_FILE": ""}
     env.pop("GAVEL_TESTING", None)
+    return subprocess.run([sys.executable, "manage.py", "create_database"], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=60)
+
+
+def encoding_of(name: str) -> tuple[str, str]:
+    with connection._nodb_cursor() as cursor:
+        cursor.execute("SELECT pg_encoding_to_char(encoding), datctype FROM pg_database WHERE datname = %s", [name])
+        return cursor.fetchone()
+
+
+def test_create_database_makes_it_once_in_utf8_and_then_says_it_exists(postgres_server):
+    name = f"gavel_created_{uuid.uuid4().hex[:8]}"
     try:
-        runs = [subprocess.run([sys.executable, "manage.py", "create_database"], cwd=ROOT, env=env,
-                               capture_output=True, text=True, timeout=60) for _ in range(2)]
+        runs = [create_database(postgres_server, name) for _ in range(2)]
+        encoding, ctype = encoding_of(name)
     finally:
         drop_database(postgres_server, name)
     assert [r.returncode for r in runs] == [0, 0], runs
-    assert runs[0].stdout.strip() == f"Created database {name}."
+    assert runs[0].stdout.strip().startswith(f"Created database {name} (UTF8, locale ")
     assert runs[1].stdout.strip() == f"Database {name} exists already."
+    assert encoding == "UTF8" and ctype.replace("-", "").lower() in ("c.utf8", "c") or ctype.lower().endswith("utf8")
+
+
+def test_create_database_refuses_an_existing_database_that_is_not_utf8(postgres_server):
+    name = f"gavel_ascii_{uuid.uuid4().hex[:8]}"
+    with connection._nodb_cursor() as cursor:
+        cursor.execute(f"CREATE DATABASE {name} ENCODING 'SQL_ASCII' TEMPLATE template0 LC_COLLATE 'C' LC_CTYPE 'C'")
+    try:
+        refused = create_database(postgres_server, name)
+    finally:
+        drop_database(postgres_server, name)
+    assert refused.returncode == 1
+    assert f"Database {name} exists with encoding SQL_ASCII" in refused.stderr
+    assert "needs ENCODING 'UTF8'" in refused.stderr
+
+
+def test_create_database_on_a_cluster_made_without_a_utf8_locale():
+    """GAVEL_NON_UTF8_POSTGRES names such a server (`pg_createcluster --locale=C --encoding=SQL_ASCII`),
+    e.g. postgres://gavel:pw@127.0.0.1:5433: its template1 is SQL_ASCII, the new database must not be."""
+    server = os.environ.get("GAVEL_NON_UTF8_POSTGRES")
+    if not server:
+        pytest.skip("GAVEL_NON_UTF8_POSTGRES names no PostgreSQL server made without a UTF-8 locale")
+    import psycopg
+
+    name = f"gavel_created_{uuid.uuid4().hex[:8]}"
+    done = create_database(server, name)
+    with psycopg.connect(f"{server}/postgres", autocommit=True) as database:
+        template = database.execute("SELECT pg_encoding_to_char(encoding) FROM pg_database "
+                                    "WHERE datname = 'template1'").fetchone()[0]
+        made = database.execute("SELECT pg_encoding_to_char(encoding), datctype FROM pg_database WHERE datname = %s",
+                                [name]).fetchone()
+        database.execute(f"DROP DATABASE IF EXISTS {name}")
+    assert done.returncode == 0, done.stderr
+    # A SQL_ASCII connection hands text back as bytes.
+    template, made = bytes(template).decode(), tuple(bytes(value).decode() for value in made)
+    assert template == "SQL_ASCII"  # the cluster is what this test is about
+    assert made == ("UTF8", "C.UTF-8"), made
 
 
 @pytest.mark.django_db
