@@ -150,6 +150,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
     "governance.lanes.ContentSecurityPolicy",  # django-csp's, its header built once
+    # /healthz answers a load balancer's probe by IP: before CommonMiddleware's Host check (the HTTPS
+    # redirect exempts it: SECURE_REDIRECT_EXEMPT), after the security headers are added.
+    "governance.health.HealthProbeMiddleware",
     "governance.lanes.StaticFiles",  # whitenoise; with the user and messages: pages only (governance/lanes.py)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -399,7 +402,8 @@ GAVEL_LIMIT_WINDOW_SECONDS = env_int("GAVEL_LIMIT_WINDOW_SECONDS", 60)
 
 # --- Behind TLS (GAVEL_HTTPS=1): one switch for a deployment whose proxy terminates HTTPS. ---
 # The proxy must set X-Forwarded-Proto (and strip it from clients); /healthz stays reachable over plain
-# HTTP so a load balancer's probe is not redirected. `manage.py check --deploy` then reports no issue.
+# HTTP and by IP (governance.health.HealthProbeMiddleware) so a load balancer's probe is neither redirected
+# nor refused. `manage.py check --deploy` then reports no issue.
 GAVEL_HTTPS = env_bool("GAVEL_HTTPS", False)
 if GAVEL_HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

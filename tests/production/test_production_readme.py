@@ -196,12 +196,12 @@ def test_create_database_on_a_cluster_made_without_a_utf8_locale():
 
 
 @pytest.mark.django_db
-def test_a_wrong_host_is_explained_on_healthz_and_in_the_log(client, settings, caplog):
+def test_a_wrong_host_is_explained_on_the_api_and_in_the_log(client, settings, caplog):
     settings.ALLOWED_HOSTS = ["gavel.example.org"]
-    response = client.get("/healthz", HTTP_HOST="127.0.0.1:8000")
+    response = client.get("/api/v1/policy", HTTP_HOST="127.0.0.1:8000")
     assert response.status_code == 400
     message = response.json()["error"]["message"]
-    assert "'127.0.0.1:8000' is not in ALLOWED_HOSTS" in message
+    assert "The host 127.0.0.1:8000 is not in ALLOWED_HOSTS" in message
     assert any("not in ALLOWED_HOSTS" in record.getMessage() and "gavel.example.org" in record.getMessage()
                for record in caplog.records)
     page = client.get("/admin/", HTTP_HOST="127.0.0.1:8000")
