@@ -84,6 +84,19 @@ EMBEDDED = env_bool("GAVEL_EMBEDDED", False) or not os.environ.get("DATABASE_URL
 GAVEL_DATA_DIR = Path(os.environ.get("GAVEL_DATA_DIR") or BASE_DIR / "var")
 
 
+# /metrics sums every web and worker process of an installation through files in one directory
+# (governance/evidence/metrics.py): outside the embedded default and the tests, the installation's own,
+# in its data folder, unless PROMETHEUS_MULTIPROC_DIR (in the environment file) names another.
+# `manage.py prune_metrics` removes the files of ended processes, nothing else.
+if not EMBEDDED and not TESTING:
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(GAVEL_DATA_DIR / "metrics"))
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    try:
+        Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ImproperlyConfigured(f"PROMETHEUS_MULTIPROC_DIR cannot be made: {exc}") from exc
+
+
 def local_secret_key(folder: Path) -> str:
     """The embedded default's secret key: generated once per checkout and kept in the data folder,
     so sessions and signed values survive a restart and no two installs share a key."""
