@@ -72,13 +72,15 @@ def healthz(request):
 
 
 class HealthProbeMiddleware:
-    """Answers GET/HEAD /healthz before CommonMiddleware's Host check: a load balancer probes each instance
-    by its address, over plain HTTP, and must not get a 400 (`ALLOWED_HOSTS=gavel.example.org`) or a
-    redirect (`GAVEL_HTTPS=1`: SecurityMiddleware, before this one, exempts /healthz, SECURE_REDIRECT_EXEMPT,
-    and adds its headers and the Content-Security-Policy to this answer as to every other).
+    """Answers GET/HEAD /healthz and GET /metrics before CommonMiddleware's Host check: a load balancer
+    probes, and Prometheus scrapes, each instance by its address over plain HTTP, and must not get a 400
+    (`ALLOWED_HOSTS=gavel.example.org`) or a redirect (`GAVEL_HTTPS=1`: SecurityMiddleware, before this one,
+    exempts both paths, SECURE_REDIRECT_EXEMPT, and adds its headers and the Content-Security-Policy here as
+    to every other answer).
 
-    Safe to skip them here: the answer builds no URL from the Host header (what ALLOWED_HOSTS guards), sets
-    no cookie, and holds no secret — only whether the database, broker and cache answer. Every other path,
+    Safe to skip the Host check for these two: their answers build no URL from the Host header (what
+    ALLOWED_HOSTS guards) and set no cookie; /healthz holds no secret (only whether the database, broker and
+    cache answer) and /metrics keeps its own guard (loopback, else GAVEL_METRICS_TOKEN). Every other path,
     /healthz/ with a slash or another method included, goes through the whole stack as before.
     """
 
@@ -86,12 +88,16 @@ class HealthProbeMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):
-        if request.path_info == "/healthz" and request.method in ("GET", "HEAD"):
-            try:
-                return healthz(request)
-            except Exception as exc:  # as the view's errors are answered: JSON, the trace in the log only
-                outage = is_outage(exc)
-                logger.error("health probe failed (request %s)", getattr(request, "request_id", "-"),
-                             exc_info=not outage)
-                return error_response(503 if outage else 500, request.path)
-        return self.get_response(request)
+        path = request.path_info
+        if path == "/healthz" and request.method in ("GET", "HEAD"):
+            view = healthz
+        elif path == "/metrics" and request.method == "GET":
+            from governance.evidence.scrape import metrics_view as view  # prometheus_client: only when scraped
+        else:
+            return self.get_response(request)
+        try:
+            return view(request)
+        except Exception as exc:  # as the views' errors are answered: JSON, the trace in the log only
+            outage = is_outage(exc)
+            logger.error("%s failed (request %s)", path, getattr(request, "request_id", "-"), exc_info=not outage)
+            return error_response(503 if outage else 500, path)

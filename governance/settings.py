@@ -421,7 +421,7 @@ GAVEL_HTTPS = env_bool("GAVEL_HTTPS", False)
 if GAVEL_HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probed and scraped by address
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("GAVEL_HSTS_SECONDS", 31536000)

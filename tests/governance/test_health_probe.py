@@ -12,7 +12,7 @@ def production(settings):
     settings.ALLOWED_HOSTS = ["gavel.example.org"]
     settings.SECURE_SSL_REDIRECT = True
     settings.SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
-    settings.SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    settings.SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]
     return settings
 
 
@@ -60,3 +60,11 @@ def test_a_hostile_host_is_not_repeated(client, production):
     page = client.get("/admin/", HTTP_HOST="<script>alert(1)</script>")
     assert page.status_code == 400
     assert b"<" not in page.content and b"script?alert?1??" in page.content
+
+
+def test_prometheus_scrapes_by_ip_and_the_metrics_keep_their_own_guard(client, production):
+    scraped = client.get("/metrics", HTTP_HOST=PROBE, REMOTE_ADDR="127.0.0.1")
+    assert scraped.status_code == 200 and b"gavel_runs_total" in scraped.content
+    refused = client.get("/metrics", HTTP_HOST=PROBE, REMOTE_ADDR="10.0.0.9")
+    assert refused.status_code == 401
+    assert client.post("/metrics", HTTP_HOST=PROBE, REMOTE_ADDR="127.0.0.1").status_code == 400
