@@ -223,6 +223,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "governance.postgresql"
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+    # `.iterator()` (exports, the dashboard, the sweeps) reads through a server-side cursor, which lives in
+    # one connection's session: behind PgBouncer in transaction mode set 0 (docs/guide/operator.md).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = not env_bool("GAVEL_DB_SERVER_SIDE_CURSORS", True)
 
 env_file.warn_sqlite_fallback(GAVEL_ENV_FILE, _env_file_values, DATABASES["default"]["ENGINE"])
 
