@@ -36,7 +36,7 @@ def unit(name: str) -> configparser.ConfigParser:
 def test_each_systemd_unit_starts_the_readmes_command_in_the_checkout():
     for name, command in readme_processes().items():
         service = unit(name)["Service"]
-        assert service["WorkingDirectory"] == INSTALLED.rstrip("/")  # gunicorn.conf.py and var/gavel.env found
+        assert service["WorkingDirectory"] == INSTALLED.rstrip("/")  # var/gavel.env found from the checkout
         started = shlex.split(service["ExecStart"])
         assert started[0] == INSTALLED + command[0] and started[1:] == command[1:], (name, started)
         assert service.get("EnvironmentFile") is None  # the settings come from var/gavel.env, as in the README
@@ -57,6 +57,6 @@ def test_the_procfile_names_the_same_commands():
 def test_no_doc_or_unit_clears_a_fixed_shared_metrics_path():
     files = [ROOT / "README.md", ROOT / "Procfile", *(ROOT / "docs").rglob("*.md"), *(ROOT / "deploy").rglob("*")]
     for path in files:
-        if path.is_file():
+        if path.is_file() and "decisions" not in path.parts:  # a decision record may say what was replaced
             text = path.read_text(encoding="utf-8")
             assert "/run/gavel-metrics" not in text and 'rm -rf "$PROMETHEUS_MULTIPROC_DIR"' not in text, path
