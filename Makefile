@@ -14,6 +14,12 @@ $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 
 install: $(VENV)/.installed
 
+# Production (README, Production): the venv with the application's packages only, no test tools.
+.PHONY: install-prod
+install-prod:
+	$(PYTHON) -m venv $(VENV)
+	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt -c constraints.txt
+
 # Embedded default: SQLite, eager Celery, demo policy, demo model and logins, 127.0.0.1:8000.
 # The secret key and the demo logins are generated on the first run and kept in var/.
 run: install

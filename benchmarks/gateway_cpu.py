@@ -2,7 +2,7 @@
 (issue 19): what one call costs the process that serves it, beside what litellm alone costs for the
 same call — the floor under any gateway built on it.
 
-Run: .venv/bin/python benchmarks/gateway_cpu.py [--calls N] [--postgres URL] [--shallow]   (about a minute)
+Run: .venv/bin/python benchmarks/gateway_cpu.py [--calls N] [--postgres URL]   (about a minute)
      .venv/bin/python benchmarks/gateway_cpu.py --metrics-overhead [--calls N] [--rounds R]
        (the separate section `metrics_overhead` below: CPU per plain call with metrics on against the
        same calls with the instruments turned into no-ops, tracing off in both; and the evidence insert;
@@ -20,8 +20,6 @@ a held 40-chunk stream <= 1.3x a plain gateway call (a held stream asks for the 
 "unlogged" is the bare call in the context Gavel calls litellm in (judging.llm.loader.unlogged: no
 success-logging job for litellm's thread pool; price_unread: no pricing of an answer whose price Gavel
 does not read, here a model litellm's map does not know), so Gavel's own code is the gateway minus that row.
-The calls run beneath the deep frame a gunicorn worker serves on (gunicorn.conf.py,
-governance/thread_stack.py), every row alike; `--shallow` times them on this script's own stack.
 """
 from __future__ import annotations
 
@@ -74,9 +72,6 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=300, help="calls per row (default 300)")
     parser.add_argument("--postgres", default="postgres://postgres@127.0.0.1:5432",
                         help="PostgreSQL server for the benchmark's own database")
-    parser.add_argument("--shallow", action="store_true",
-                        help="time the calls on this script's own stack, not beneath the deep frame a gunicorn "
-                             "worker serves on (governance/thread_stack.py)")
     parser.add_argument("--metrics-overhead", action="store_true",
                         help="measure what /metrics' counting costs a plain call instead (metrics_overhead)")
     parser.add_argument("--rounds", type=int, default=6, help="--metrics-overhead: rounds (default 6)")
@@ -89,7 +84,6 @@ def main() -> None:
     setup_django("gavel-gateway-cpu-", postgres=args.postgres)
     os.environ["BENCH_API_KEY"] = "bench-key"
     from governance.models import Configuration, Provider
-    from governance.thread_stack import run_on_deep_stack
     from judging.llm import ModelTarget
     from judging.llm.loader import _litellm, price_unread, unlogged
     from termlists.models import TermList
@@ -142,22 +136,18 @@ def main() -> None:
                  "litellm alone, plain, unlogged": bare(False, quiet=True),
                  "litellm alone, 40-chunk stream": bare(True),
                  "gateway, held 40-chunk stream": gateway(True)}
-        if args.shallow:
-            rows = interleaved(works, args.calls)
-        else:  # as a gunicorn worker serves (gunicorn.conf.py): every row alike
-            rows = run_on_deep_stack(interleaved, works, args.calls)
+        rows = interleaved(works, args.calls)
 
-    report(rows, args.calls, shallow=args.shallow)
+    report(rows, args.calls)
 
 
-def report(rows: dict, calls: int, shallow: bool = False) -> None:
+def report(rows: dict, calls: int) -> None:
     """Each row beside its baseline from the same run (bare litellm for the same call)."""
     plain, stream = rows["gateway, plain"], rows["gateway, held 40-chunk stream"]
     floor_plain, floor_stream = rows["litellm alone, plain"], rows["litellm alone, 40-chunk stream"]
     load = os.getloadavg()
-    where = "on this script's own stack" if shallow else "beneath the deep frame a gunicorn worker serves on"
     print(f"\nCPU per call through litellm to a local provider (instant, 40 words), {calls} calls per row, "
-          f"the rows taking turns call by call, {where}; "
+          f"the rows taking turns call by call; "
           f"1,000 forbidden words on the configuration; load average "
           f"{load[0]:.2f} {load[1]:.2f} {load[2]:.2f}")
     print(f"{'call':<34}{'CPU ms':>9}{'x bare litellm plain':>22}{'x bare litellm, same call':>27}")

@@ -18,7 +18,7 @@ the database's and Redis's own CPU not included. Targets: plain call <= 8 ms, sc
 floor row is a POST to an unknown JSON path (a 404 from Django, no view): what gunicorn, Django's
 handler and the middleware cost any request. The round-trip rows are one PostgreSQL statement and one
 Redis command from this process: with the floor they give an estimate of the least a screening could
-cost here. gunicorn reads the project's gunicorn.conf.py (started from the project's folder).
+cost here.
 """
 from __future__ import annotations
 

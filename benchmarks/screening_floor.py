@@ -8,7 +8,7 @@ in benchmarks/screening_floor_app.py and are never served by Gavel.
 Run (a new PostgreSQL database is made and dropped):
     .venv/bin/python benchmarks/screening_floor.py [--requests 300] [--rounds 4] [--terms 1000]
 
-Real parts: gunicorn (2 sync workers, the project's gunicorn.conf.py), PostgreSQL, Redis (CACHE_URL), one
+Real parts: gunicorn (2 sync workers), PostgreSQL, Redis (CACHE_URL), one
 term list of `--terms` forbidden words on the configuration, the same 2,000-character text as
 benchmarks/gunicorn_cpu.py. The rows are measured in blocks of `--requests`, the rows taking turns block
 by block for `--rounds` rounds, and summed: a drift in the machine's speed weighs on every row alike.

@@ -10,6 +10,7 @@ class GovernanceConfig(AppConfig):
     def ready(self):
         from governance.records import signals  # noqa: F401  (policy version bumps)
         from governance.policy import versions  # noqa: F401  (each bump kept as a revision)
+        from governance.evidence import key_check  # noqa: F401  (check --deploy: evidence under another key)
         # The call service reads the models, so it is imported once they are loaded; judges get it
         # handed in here and never import it (judging sits below governance.runs).
         from governance.runs import calls

@@ -6,12 +6,17 @@ load balancer should keep the instance.
 
 Kept light on purpose: nothing on this path imports litellm or Celery.
 """
+import logging
 import time
 from urllib.parse import urlparse
 
 from django.conf import settings
 from django.db import connection
 from django.http import JsonResponse
+
+from governance.middleware import error_response, is_outage
+
+logger = logging.getLogger("gavel.request")
 
 
 def _database() -> dict:
@@ -64,3 +69,35 @@ def healthz(request):
     status = ("ok" if cache["ok"] else "degraded") if ok else "unavailable"
     return JsonResponse({"status": status, "database": database, "broker": broker, "cache": cache},
                         status=200 if ok else 503)
+
+
+class HealthProbeMiddleware:
+    """Answers GET/HEAD /healthz and GET /metrics before CommonMiddleware's Host check: a load balancer
+    probes, and Prometheus scrapes, each instance by its address over plain HTTP, and must not get a 400
+    (`ALLOWED_HOSTS=gavel.example.org`) or a redirect (`GAVEL_HTTPS=1`: SecurityMiddleware, before this one,
+    exempts both paths, SECURE_REDIRECT_EXEMPT, and adds its headers and the Content-Security-Policy here as
+    to every other answer).
+
+    Safe to skip the Host check for these two: their answers build no URL from the Host header (what
+    ALLOWED_HOSTS guards) and set no cookie; /healthz holds no secret (only whether the database, broker and
+    cache answer) and /metrics keeps its own guard (loopback, else GAVEL_METRICS_TOKEN). Every other path,
+    /healthz/ with a slash or another method included, goes through the whole stack as before.
+    """
+
+    def __init__(self, get_response):
+        self.get_response = get_response
+
+    def __call__(self, request):
+        path = request.path_info
+        if path == "/healthz" and request.method in ("GET", "HEAD"):
+            view = healthz
+        elif path == "/metrics" and request.method == "GET":
+            from governance.evidence.scrape import metrics_view as view  # prometheus_client: only when scraped
+        else:
+            return self.get_response(request)
+        try:
+            return view(request)
+        except Exception as exc:  # as the views' errors are answered: JSON, the trace in the log only
+            outage = is_outage(exc)
+            logger.error("%s failed (request %s)", path, getattr(request, "request_id", "-"), exc_info=not outage)
+            return error_response(503 if outage else 500, path)

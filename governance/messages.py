@@ -143,3 +143,12 @@ def failure_sentence(fact: dict, *, for_admin: bool) -> str:
 
 def failure_for_consumer(failures: list[dict]) -> str:
     return "; ".join(failure_sentence(fact, for_admin=False) for fact in failures)
+
+# `manage.py check --deploy` (governance/evidence/key_check.py): evidence hashed under another key.
+EVIDENCE_OTHER_KEY = _(
+    "%(count)d evidence record(s), the newest from %(newest)s, were hashed under evidence key %(key_ids)s, "
+    "not under this process's key %(current)s: this process cannot verify them.")
+EVIDENCE_OTHER_KEY_HINT = _(
+    "Every process of an installation must read the same SECRET_KEY (or GAVEL_EVIDENCE_SECRET): put them in "
+    "the environment file (GAVEL_ENV_FILE, default var/gavel.env) rather than exporting them per shell. "
+    "Records of a key retired on purpose stay unverifiable (docs/evidence.md).")

@@ -52,11 +52,12 @@ def is_anthropic_path(path: str) -> bool:
     return path.startswith("/anthropic/") or path.rstrip("/") == "/v1/messages"
 
 
-def error_response(status: int, path: str = "") -> JsonResponse:
-    """The one error shape for an HTTP status, with a generic message; OpenAI's under /openai/ (§11.5)."""
+def error_response(status: int, path: str = "", message: str | None = None) -> JsonResponse:
+    """The one error shape for an HTTP status, with a generic message unless one is given; OpenAI's under
+    /openai/ (§11.5), Anthropic's under /anthropic/ (§11.7)."""
     fallback = ("server_error", SERVER_ERROR_MESSAGE) if status >= 500 else ("error", "The request failed.")
-    code, message = HTTP_ERRORS.get(status, fallback)
-    body = error_body(code, message)
+    code, generic = HTTP_ERRORS.get(status, fallback)
+    body = error_body(code, message or generic)
     if is_anthropic_path(path):
         body = anthropic_error(status, body["error"])
     elif is_gateway_path(path):

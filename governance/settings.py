@@ -11,7 +11,17 @@ from pathlib import Path
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 
+from governance import env_file
+
 BASE_DIR = Path(__file__).resolve().parent.parent
+# The test runner gets the embedded defaults without having to export anything.
+TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
+# One settings file for every process (governance/env_file.py): read before any variable below; the real
+# environment wins over it.
+try:
+    GAVEL_ENV_FILE, _env_file_values = env_file.load(BASE_DIR, TESTING)
+except env_file.MissingEnvFile as exc:
+    raise ImproperlyConfigured(str(exc)) from None
 
 
 def env_bool(name: str, default: bool) -> bool:
@@ -67,8 +77,6 @@ def verdict_cache_from(default: dict) -> dict:
 
 
 DEBUG = env_bool("DEBUG", False)
-# The test runner gets the embedded defaults without having to export anything.
-TESTING = bool(os.environ.get("GAVEL_TESTING")) or "pytest" in (sys.argv[0] if sys.argv else "")
 # The embedded default (SQLite, eager Celery, the demo) applies wherever no DATABASE_URL says
 # otherwise, so every manage.py command in a checkout works with no variable set.
 EMBEDDED = env_bool("GAVEL_EMBEDDED", False) or not os.environ.get("DATABASE_URL")
@@ -115,6 +123,18 @@ if not SECRET_KEY:
         raise ImproperlyConfigured(
             "SECRET_KEY is required when DATABASE_URL is set (a production database) and DEBUG is off.")
 
+# /metrics sums every web and worker process of an installation through files in one directory
+# (governance/evidence/metrics.py): outside the embedded default and the tests, the installation's own,
+# in its data folder, unless PROMETHEUS_MULTIPROC_DIR (in the environment file) names another.
+# `manage.py prune_metrics` removes the files of ended processes, nothing else.
+if not EMBEDDED and not TESTING:
+    os.environ.setdefault("PROMETHEUS_MULTIPROC_DIR", str(GAVEL_DATA_DIR / "metrics"))
+if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+    try:
+        Path(os.environ["PROMETHEUS_MULTIPROC_DIR"]).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ImproperlyConfigured(f"PROMETHEUS_MULTIPROC_DIR cannot be made: {exc}") from exc
+
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -142,6 +162,9 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
     "governance.lanes.ContentSecurityPolicy",  # django-csp's, its header built once
+    # /healthz answers a load balancer's probe by IP: before CommonMiddleware's Host check (the HTTPS
+    # redirect exempts it: SECURE_REDIRECT_EXEMPT), after the security headers are added.
+    "governance.health.HealthProbeMiddleware",
     "governance.lanes.StaticFiles",  # whitenoise; with the user and messages: pages only (governance/lanes.py)
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
@@ -199,6 +222,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"]["ENGINE"] = "governance.postgresql"
     # Every external call has a timeout, the database included.
     DATABASES["default"].setdefault("OPTIONS", {})["connect_timeout"] = 5
+    # `.iterator()` (exports, the dashboard, the sweeps) reads through a server-side cursor, which lives in
+    # one connection's session: behind PgBouncer in transaction mode set 0 (docs/guide/operator.md).
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = not env_bool("GAVEL_DB_SERVER_SIDE_CURSORS", True)
+
+env_file.warn_sqlite_fallback(GAVEL_ENV_FILE, _env_file_values, DATABASES["default"]["ENGINE"])
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -397,12 +425,13 @@ GAVEL_LIMIT_WINDOW_SECONDS = env_int("GAVEL_LIMIT_WINDOW_SECONDS", 60)
 
 # --- Behind TLS (GAVEL_HTTPS=1): one switch for a deployment whose proxy terminates HTTPS. ---
 # The proxy must set X-Forwarded-Proto (and strip it from clients); /healthz stays reachable over plain
-# HTTP so a load balancer's probe is not redirected. `manage.py check --deploy` then reports no issue.
+# HTTP and by IP (governance.health.HealthProbeMiddleware) so a load balancer's probe is neither redirected
+# nor refused. `manage.py check --deploy` then reports no issue.
 GAVEL_HTTPS = env_bool("GAVEL_HTTPS", False)
 if GAVEL_HTTPS:
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     SECURE_SSL_REDIRECT = True
-    SECURE_REDIRECT_EXEMPT = [r"^healthz$"]
+    SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^metrics$"]  # probed and scraped by address
     SESSION_COOKIE_SECURE = True
     CSRF_COOKIE_SECURE = True
     SECURE_HSTS_SECONDS = env_int("GAVEL_HSTS_SECONDS", 31536000)

@@ -23,7 +23,7 @@ PURE_ENGINES = (
     "snippets/patterns.py", "governance/protocols/openai_chat/translate.py", "governance/protocols/openai_chat/errors.py",
     "governance/protocols/anthropic/translate.py", "governance/protocols/anthropic/errors.py",
     "governance/protocols/openai_responses/translate.py", "governance/protocols/presentation.py",
-    "governance/review/passages.py", "governance/review/chart.py", "governance/thread_stack.py",
+    "governance/review/passages.py", "governance/review/chart.py",
 )
 # Engines that may appear as the work goes on; each is pure the moment it exists.
 PURE_ENGINE_PATTERNS = ("judging/*verdict*.py", "judging/rulesets_pure.py", "judging/rulesets_pure/*.py")

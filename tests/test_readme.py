@@ -166,3 +166,46 @@ def test_every_readme_example_works_on_a_fresh_copy_right_after_make_run(checkou
 
     # Nothing was set up by hand: the secret key and the demo logins were generated into var/.
     assert (folder / "var" / "secret_key").is_file() and (folder / "var" / "demo-logins.json").is_file()
+
+
+# The tutorials a user reads (docs/guide/), each in a shell of its own against the same server, after the
+# README's examples, as a reader who goes on from the README. The operator's tutorial is left out: its
+# commands are production's (PostgreSQL, systemd), which tests/production/test_production_readme.py walks.
+TUTORIALS = ("developer", "policy-writer")
+
+
+def tutorial_blocks(name: str) -> list[tuple[str, str]]:
+    text = (ROOT / "docs" / "guide" / f"{name}.md").read_text(encoding="utf-8")
+    return [(m.group(1), m.group(2)) for m in FENCE.finditer(text) if m.group(1) in ("sh", "python")]
+
+
+def run_tutorial(name: str, folder: Path, port: int, environment: dict) -> str:
+    lines = ["set -euo pipefail"]
+    for language, code in tutorial_blocks(name):
+        code = code.replace("127.0.0.1:8000", f"127.0.0.1:{port}")
+        if language == "python":
+            lines += [".venv/bin/python - <<'TUTORIAL_PYTHON'", code.rstrip("\n"), "TUTORIAL_PYTHON"]
+        else:
+            lines.append(code)
+    finished = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=folder, env=environment, capture_output=True,
+                              text=True, timeout=180)
+    assert finished.returncode == 0, f"{name}: a block failed:\n{finished.stdout}\n{finished.stderr}"
+    return finished.stdout
+
+
+def test_every_tutorial_block_works_on_the_embedded_default(checkout):
+    folder, port, environment = checkout
+    assert all(tutorial_blocks(name) for name in TUTORIALS)
+
+    developer = run_tutorial("developer", folder, port, environment)
+    answers = json_lines(developer)
+    assert any(b.get("outcome") == "blocked" and b["block"]["check"] == "term_list" for b in answers)
+    assert any(b.get("outcome") == "allowed_with_hints" and b.get("completion") for b in answers)
+    assert "blocked: The term list “Demo brand words” does not allow: Kunde." in developer  # the openai SDK
+    assert any(b.get("kind") == "queued_task" and b["status"] == "ready" for b in answers)
+
+    writer = run_tutorial("policy-writer", folder, port, environment)
+    assert "Retired product names" in writer  # imported
+    assert re.search(r'"outcome": "blocked"', writer) and "does not allow: Planner Pro" in writer  # screened
+    assert re.search(r"Draft (\d+) created: 1 change\(s\); nothing is live until it is published\.", writer)
+    assert re.search(r"Draft \d+ published as version \d+\.", writer)

@@ -1,6 +1,7 @@
 """One error body for every API error (SPEC §11.1), never a stack trace."""
 import json
 import logging
+import re
 import sys
 
 from django.conf import settings
@@ -17,7 +18,7 @@ from governance.errors import (  # noqa: F401  (re-exported for the views)
     TooLarge, UnknownRecord,
 )
 from governance.middleware import (
-    error_body, error_response, is_gateway_path, is_json_path, is_outage, outage_page,
+    RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_gateway_path, is_json_path, is_outage, outage_page,
 )
 from governance.pages import admin_permission_denied
 
@@ -144,19 +145,22 @@ def bad_request(request, exception):
     return defaults.bad_request(request, exception)
 
 
+# What of a refused Host header is repeated back: host name characters only, the rest shown as "?".
+_NOT_HOST_CHARACTERS = re.compile(r"[^A-Za-z0-9.:\[\]_-]")
+
+
 def disallowed_host(request):
     """A Host that ALLOWED_HOSTS does not name: the usual slip of a new installation. The answer and
-    the log say so (Django's own line names only the header)."""
-    host = request.META.get("HTTP_HOST", "")[:200]
+    the log say so (Django's own line names only the header), on every path in its own shape: plain text
+    (nothing to escape: only host name characters are repeated), JSON, OpenAI's or Anthropic's error."""
+    host = _NOT_HOST_CHARACTERS.sub("?", request.META.get("HTTP_HOST", "")[:200])
     logger.warning("refused a request for host %r: it is not in ALLOWED_HOSTS (%s); add it there",
                    host, ",".join(settings.ALLOWED_HOSTS) or "empty")
-    message = (f"The host {host!r} is not in ALLOWED_HOSTS; an administrator adds it there (the environment "
+    message = (f"The host {host} is not in ALLOWED_HOSTS; an administrator adds it there (the environment "
                "variable ALLOWED_HOSTS, comma-separated).")
-    if is_gateway_path(request.path):
-        return error_response(400, request.path)
     if is_json_path(request.path):
-        return JsonResponse(error_body("bad_request", message), status=400)
-    return HttpResponse(escape(message), status=400, content_type="text/plain; charset=utf-8")
+        return error_response(400, request.path, message)
+    return HttpResponse(message, status=400, content_type="text/plain; charset=utf-8")
 
 
 def permission_denied(request, exception):

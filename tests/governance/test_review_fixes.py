@@ -33,8 +33,8 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.mark.parametrize("debug", [False, True])
-@pytest.mark.parametrize("path", ["/api/v1/schema/", "/api/v1/screenings", "/healthz"])
-def test_a_disallowed_host_is_a_json_400(path, debug):
+@pytest.mark.parametrize("path", ["/api/v1/schema/", "/api/v1/screenings", "/healthz/"])
+def test_a_disallowed_host_is_a_json_400(path, debug):  # GET /healthz is the probe: tests/governance/test_health_probe.py
     with override_settings(DEBUG=debug):
         response = Client().get(path, HTTP_HOST="evil.example")
     assert_error(response, 400, "bad_request")

@@ -35,4 +35,4 @@ def test_the_switch_trusts_the_proxy_header_and_keeps_healthz_plain(settings):
     env = {**os.environ, "GAVEL_HTTPS": "1", "DJANGO_SETTINGS_MODULE": "governance.settings"}
     out = subprocess.run([sys.executable, "-c", "import django; django.setup(); " + code], cwd=ROOT, env=env,
                          capture_output=True, text=True, timeout=60).stdout
-    assert out.strip() == "('HTTP_X_FORWARDED_PROTO', 'https') True True True True ['^healthz$']"
+    assert out.strip() == "('HTTP_X_FORWARDED_PROTO', 'https') True True True True ['^healthz$', '^metrics$']"
