@@ -1,8 +1,9 @@
-"""Real agent CLIs calling tools through Gavel's MCP gateway (SPEC §14, issue 40): Claude Code (pinned in
-tests/agents) with an `--mcp-config` naming `/mcp/newsroom` as a `type: "http"` server with a bearer token, its
-model behind Gavel's Anthropic endpoint scripted by tests/provider_server.py to ask for a tool. The CLI calls the
-tool through Gavel; the upstream (tests/protocols/mcp_upstream.py) logs what reached it; the provider's next
-request shows what the model was given back.
+"""Real agent CLIs calling tools through Gavel's MCP gateway (SPEC §14, issue 40), both pinned in tests/agents:
+Claude Code with an `--mcp-config` naming `/mcp/newsroom` as a `type: "http"` server with a bearer token, and
+Codex with `[mcp_servers.gavel]` (`url`, `bearer_token_env_var`) in its config.toml. Each CLI's model is behind
+Gavel (Anthropic Messages / OpenAI Responses), scripted by tests/provider_server.py to ask for a tool. The CLI
+calls the tool through Gavel; the upstream (tests/protocols/mcp_upstream.py) logs what reached it; the
+provider's next request shows what the model was given back. The exact configurations: docs/mcp.md.
 
 The model's requests name another configuration (`desk`) than the MCP endpoint (`newsroom`): with one
 configuration for both, a tool call holding a forbidden term is already stopped in the model's answer (its
@@ -21,7 +22,8 @@ from tests.protocols.test_mcp_gateway import FORBIDDEN, gateway, upstream  # noq
 pytestmark = [pytest.mark.agent_cli, pytest.mark.django_db(transaction=True)]
 needs_claude = pytest.mark.skipif(not CLAUDE.exists(),
                                   reason="Claude Code is not installed: run `npm ci --prefix tests/agents`")
-needs_codex = pytest.mark.skipif(not CODEX.exists(), reason="Codex is not installed: run `npm ci --prefix tests/agents`")
+needs_codex = pytest.mark.skipif(not CODEX.exists(),
+                                 reason="Codex is not installed: run `npm ci --prefix tests/agents`")
 
 
 @pytest.fixture
