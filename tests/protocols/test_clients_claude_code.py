@@ -45,8 +45,15 @@ def _litellm_loaded():
 
 
 @pytest.fixture
-def claude(live_server, configuration, make_consumer, tmp_path):
+def claude_configuration(configuration):
+    """The configuration Claude Code's model requests name (ANTHROPIC_MODEL); a module may override it."""
+    return configuration
+
+
+@pytest.fixture
+def claude(live_server, claude_configuration, make_consumer, tmp_path):
     """Run Claude Code as docs/anthropic.md says, as a consumer with blocks as a message and hints as a note."""
+    configuration = claude_configuration
     consumer, token = make_consumer("claude-code", [configuration])
     consumer.blocks_as, consumer.hints_as = "message", "note"
     consumer.save()

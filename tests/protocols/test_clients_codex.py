@@ -23,7 +23,7 @@ pytestmark = [
                                                   "run `npm ci --prefix tests/agents` (.ci/run does)"),
 ]
 TIMEOUT = 180  # seconds for one `codex exec`: the first start of a busy machine is slow
-CONFIG = """model = "newsroom"
+CONFIG = """model = "{model}"
 model_provider = "gavel"
 
 [model_providers.gavel]
@@ -43,9 +43,21 @@ def _litellm_loaded():
 
 
 @pytest.fixture
-def consumer(configuration, make_consumer):
+def codex_configuration(configuration):
+    """The configuration Codex's model requests name (`model`); a module may override it."""
+    return configuration
+
+
+@pytest.fixture
+def codex_config_extra():
+    """More of config.toml (after the provider); a module may override it."""
+    return ""
+
+
+@pytest.fixture
+def consumer(codex_configuration, make_consumer):
     """The demo recipe's consumer (docs/openai.md): blocks shown as Gavel's message, hints as a note."""
-    consumer, token = make_consumer("codex", [configuration])
+    consumer, token = make_consumer("codex", [codex_configuration])
     consumer.blocks_as, consumer.hints_as = "message", "note"
     consumer.save()
     consumer.token = token
@@ -53,12 +65,13 @@ def consumer(configuration, make_consumer):
 
 
 @pytest.fixture
-def codex(live_server, consumer, tmp_path):
+def codex(live_server, consumer, codex_configuration, codex_config_extra, tmp_path):
     """`codex exec PROMPT` in a fresh CODEX_HOME and an empty working folder; (stdout, stderr)."""
     home, work = tmp_path / "codex-home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    (home / "config.toml").write_text(CONFIG.format(base_url=live_server.url))
+    (home / "config.toml").write_text(CONFIG.format(base_url=live_server.url, model=codex_configuration.identifier)
+                                      + codex_config_extra)
     env = {key: value for key, value in os.environ.items() if not key.startswith(("OPENAI_", "CODEX_"))}
     env.update(CODEX_HOME=str(home), GAVEL_TOKEN=consumer.token, NO_COLOR="1")
 
