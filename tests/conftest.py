@@ -18,7 +18,8 @@ MARKED_BY_PATH = {
 
 
 @pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
-def pytest_collection_modifyitems(items):
+def pytest_collection_modifyitems(config, items):
+    grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
         try:
             path = item.path.resolve().relative_to(TESTS).as_posix()
@@ -27,6 +28,13 @@ def pytest_collection_modifyitems(items):
         for marker, patterns in MARKED_BY_PATH.items():
             if any(fnmatch(path, pattern) for pattern in patterns):
                 item.add_marker(marker)
+        # `make test` spreads single tests over its workers (--dist loadgroup); a module with a module-scoped
+        # fixture (a browser, a migrated database, `make run` in a fresh copy) stays on one worker, so that
+        # fixture is set up once.
+        fixtures = getattr(item, "_fixtureinfo", None)
+        if grouped and fixtures and any(definition.scope == "module" for definitions in
+                                        fixtures.name2fixturedefs.values() for definition in definitions):
+            item.add_marker(pytest.mark.xdist_group(path))
 
 
 @pytest.fixture
