@@ -5,40 +5,52 @@ PY := $(VENV)/bin/python
 # The address `make run` serves on: `make run PORT=8001`.
 PORT ?= 8000
 
-.PHONY: install run test test-fast bench schema clean
+# The tests run on every core (pytest-xdist, at most 4 workers): `make test TEST_WORKERS=0` runs them in one process.
+# Each worker has its own test database, Redis databases and metrics folder (tests/parallel.py).
+TEST_WORKERS ?= auto
+XDIST := -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup
+# What `make test-fast` leaves out: the real client libraries, the browser and the README's fresh copy.
+SLOW_MARKERS := not clients and not browser and not readme
+
+.PHONY: help install install-prod run test test-fast bench schema clean
+
+help: ## List the targets
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | sed -E 's/^([a-z-]+):.*## (.*)$$/\1\t\2/' | expand -t 14
 
 $(VENV)/.installed: requirements.txt requirements-dev.txt constraints.txt
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements-dev.txt -c constraints.txt
 	touch $@
 
-install: $(VENV)/.installed
+install: $(VENV)/.installed ## Make .venv with every dependency, the test tools included
 
 # Production (README, Production): the venv with the application's packages only, no test tools.
-.PHONY: install-prod
-install-prod:
+install-prod: ## Make .venv with the application's packages only (production: no test tools)
 	$(PYTHON) -m venv $(VENV)
 	$(VENV)/bin/pip install -q --disable-pip-version-check -r requirements.txt -c constraints.txt
 
 # Embedded default: SQLite, eager Celery, demo policy, demo model and logins, 127.0.0.1:8000.
 # The secret key and the demo logins are generated on the first run and kept in var/.
-run: install
+run: install ## Serve the embedded default (SQLite, eager Celery, the demo) on 127.0.0.1:8000, or PORT=
 	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py migrate --noinput
 	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} GAVEL_DEMO_URL=http://127.0.0.1:$(PORT) $(PY) manage.py seed_demo
 	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # Every test. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI sets PostgreSQL and Redis).
-test: install
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+test: install ## Run every test, on every core
+	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
 
-bench: install
+test-fast: install ## Run the tests without real clients, browser and README copy: a quick loop
+	$(PY) -m pytest -q $(XDIST) -m "$(SLOW_MARKERS)" $(PYTEST_ARGS)
+
+bench: install ## Run the benchmarks in benchmarks/
 	$(PY) benchmarks/termlists.py
 	$(PY) benchmarks/judging.py
 	$(PY) benchmarks/patterns.py
 	$(PY) benchmarks/gateway.py
 
-schema: install
+schema: install ## Validate the OpenAPI schema
 	GAVEL_TESTING=1 $(PY) manage.py spectacular --validate --fail-on-warn --file /dev/null
 
-clean:
+clean: ## Remove .venv and the embedded default's database
 	rm -rf $(VENV) gavel.sqlite3

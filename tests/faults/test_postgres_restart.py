@@ -31,8 +31,9 @@ def proxied_database():
 
 def terminate_backends() -> int:
     with connection.cursor() as cursor:
-        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = %s",
-                       [APP])
+        # Only this test database's: another pytest-xdist worker or test run may use the same name elsewhere.
+        cursor.execute("SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity "
+                       "WHERE application_name = %s AND datname = current_database()", [APP])
         return cursor.fetchone()[0]
 
 
