@@ -144,7 +144,9 @@
     case "u":
       return go(main.getAttribute("data-queue-url"));
     case "a":
-      return press("#accept-button");
+      // On the "edited text still has hints" page, a accepts the edit the page shows (issue 43),
+      // never the original underneath it.
+      return press("#confirm-hints-button") || press("#accept-button");
     case "r":
       return press("#reject-button");
     case "t":
