@@ -100,8 +100,11 @@ def queue_list(request):
     for value, label in Task.Status.choices:
         status_links.append(link(value, label, counts.get(value, 0)))
     names = check_names()
+    rows = [queue_row(t, names) for t in page]
+    # Hint-free ready texts that bulk accept does not offer: a check did not run on them (issue 43).
+    unchecked = sum(1 for r in rows if r["task"].status == Task.Status.READY and not r["hint_count"] and r["not_run"])
     return render(request, "review/queue.html", {
-        "title": _("Review queue"), "form": form, "page": page, "rows": [queue_row(t, names) for t in page],
+        "title": _("Review queue"), "form": form, "page": page, "rows": rows, "bulk_unchecked": unchecked,
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
         "scope": {k: v for k, v in scope.items() if v},
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),
