@@ -7,6 +7,7 @@ the confirmation; the script only opens the same confirmation in place.
 from django.contrib import messages
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import translation
 from django.utils.translation import gettext as _, ngettext
 from django.views.decorators.http import require_POST
 
@@ -104,21 +105,27 @@ def bulk_accept(request):
             "left_out": len(tasks) - len(free), "unchecked": len(free) - len(acceptable), "rows": [queue_row(t, names) for t in acceptable],
             "scope": {k: v for k, v in scope.items() if v}, "queue_url": _queue_url(scope),
         })
-    done = []
+    done, stopped = [], 0
     for task in acceptable:
         try:
             editors.accept(task, user=request.user)
             done.append(task)
+        except editors.LiveBlocked:
+            stopped += 1  # screened again under the live policy, which stops it: said below
         except Conflict:
             continue  # another editor was faster, or the task moved on: counted below
     accepted = len(done)
     if done:
         offer_bulk_undo(request, done, scope)
     message = ngettext("%(count)d task accepted.", "%(count)d tasks accepted.", accepted) % {"count": accepted}
-    if accepted < len(acceptable):
+    if stopped:
+        message += " " + ngettext("%(count)d was not accepted: the live policy stops it (screened again).",
+                                  "%(count)d were not accepted: the live policy stops them (screened again).",
+                                  stopped) % {"count": stopped}
+    if accepted + stopped < len(acceptable):
         message += " " + ngettext("%(count)d was no longer ready and was left as it is.",
                                   "%(count)d were no longer ready and were left as they are.",
-                                  len(acceptable) - accepted) % {"count": len(acceptable) - accepted}
+                                  len(acceptable) - accepted - stopped) % {"count": len(acceptable) - accepted - stopped}
     messages.success(request, message)
     return redirect(_queue_url(scope))
 
@@ -144,3 +151,27 @@ def bulk_undo(request):
                        "%(count)d accepts were undone; the tasks are ready again.", undone) % {"count": undone}
     messages.success(request, message)
     return redirect(_queue_url(scope))
+
+
+@require_POST
+@editor_required
+def rescreen(request, pk):
+    """Screen a ready task's text again under the live policy (the *screened under vN — live is vM* badge)."""
+    task = task_or_404(pk)
+    scope = scope_of(request)
+    if task.status != Task.Status.READY or not task.answer:
+        messages.error(request, _("Only a ready task with its text can be screened again."))
+        return redirect(task_url(task.pk, scope))
+    old = task.policy_version
+    body = editors.rescreen(task, user=request.user, reader_language=translation.get_language())
+    if body["outcome"] == "blocked":
+        messages.error(request, _("Screened again under policy version %(new)s: the live policy stops this text: "
+                                  "%(message)s It cannot be accepted; reject it or edit it.") % {
+            "new": body["policy_version"], "message": (body.get("block") or {}).get("message", "")})
+    else:
+        count = len(body["hints"] or [])
+        messages.success(request, ngettext(
+            "Screened again under policy version %(new)s (was %(old)s): %(count)d hint.",
+            "Screened again under policy version %(new)s (was %(old)s): %(count)d hints.", count) % {
+            "new": body["policy_version"], "old": old, "count": count})
+    return redirect(task_url(task.pk, scope))

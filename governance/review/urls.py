@@ -17,6 +17,7 @@ urlpatterns = [
     path("tasks/<uuid:pk>/undo", acts.undo, name="undo"),
     path("bulk-accept", acts.bulk_accept, name="bulk_accept"),
     path("bulk-undo", acts.bulk_undo, name="bulk_undo"),
+    path("tasks/<uuid:pk>/rescreen", acts.rescreen, name="rescreen"),
     path("tasks/<uuid:pk>/cancel", views.cancel, name="cancel"),
     path("tasks/<uuid:pk>/retry", views.retry, name="retry"),
     path("tasks/<uuid:pk>/feedback", feedback.mark, name="feedback"),

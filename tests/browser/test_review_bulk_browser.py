@@ -39,3 +39,23 @@ def test_select_every_offers_only_checked_texts_and_undo_all(browser, live_serve
     expect(page.locator(".messagelist")).to_contain_text("2 accepts were undone; the tasks are ready again.")
     assert Task.objects.filter(status="accepted").count() == 0
     context.close()
+
+
+def test_the_older_policy_badge_and_screen_again(browser, live_server, screenshots, reviewer, desk_policy):
+    from tests.governance.test_review_stale import STOPPED, older
+
+    task, live = older(STOPPED, desk_policy)
+    context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
+    context.set_default_timeout(TIMEOUT_MS)
+    page = log_in_by_cookie(context.new_page(), live_server, reviewer)
+    page.goto(f"{live_server.url}/review/")
+    expect(page.locator(".gavel-stale").first).to_have_text(f"screened under v{task.policy_version} — live is v{live}")
+    page.goto(f"{live_server.url}/review/tasks/{task.pk}/")
+    expect(page.locator("#stale-policy")).to_be_visible()
+    page.screenshot(path=str(screenshots / "review-older-policy-badge.png"), full_page=True)
+    page.keyboard.press("a")  # accept: screened again first, and the live policy stops it
+    expect(page.locator(".messagelist")).to_contain_text("the live policy (version")
+    expect(page.locator(".messagelist")).to_contain_text("Acme")
+    page.screenshot(path=str(screenshots / "review-older-policy-accept-refused.png"), full_page=True)
+    assert Task.objects.get(pk=task.pk).status == "ready"
+    context.close()
