@@ -205,7 +205,7 @@ def test_reject_a_blocked_task_with_r_in_german_keeps_the_refusal(german, live_s
     expect(page.locator(".messagelist")).to_contain_text("Abgelehnt. Hier ist nichts weiter zu prüfen.")
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
     expect(page.locator("#task-status")).to_have_text("abgelehnt")
-    expect(page.locator("h2#refusal-title")).to_have_text("Ablehnungsgrund")
+    expect(page.locator("h2#refusal-title")).to_have_text("Warum die Richtlinie diesen Text gestoppt hat")
     expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")
     expect(page.locator("body")).not_to_contain_text("(leer)")
     shoot(page, screenshots, "rejected-blocked-de")
