@@ -14,6 +14,7 @@ from governance.api import batch_views, draft_views, release_views, views
 from governance.api import schema  # noqa: F401  (registers the OpenAPI description of every surface)
 from governance.protocols.anthropic import views as anthropic_views
 from governance.api import evidence_views
+from governance.evidence import admin_pages as evidence_pages
 from governance.evidence import scrape
 
 api = [
@@ -59,6 +60,8 @@ urlpatterns = [
     path("admin/policy/import/", admin.site.admin_view(policy_admin.policy_import), name="gavel_policy_import"),
     path("admin/policy/test/", admin.site.admin_view(release_admin.policy_test), name="gavel_policy_test"),
     path("admin/policy/history/", admin.site.admin_view(release_admin.policy_history), name="gavel_policy_history"),
+    path("admin/evidence/verify/", admin.site.admin_view(evidence_pages.verify_page), name="gavel_evidence_verify"),
+    path("admin/evidence/export/", admin.site.admin_view(evidence_pages.export_page), name="gavel_evidence_export"),
     path("admin/language/", admin.site.admin_view(pages.switch_language), name="gavel_switch_language"),
     path("admin/", admin.site.urls),
     path("api/v1/", include((api, "api"))),

@@ -10,8 +10,9 @@ from django.utils.timezone import localtime
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import ngettext
 
-from governance.evidence import trace
+from governance.evidence import trace, words
 from governance.models import EvidenceRecord
+from governance.records.permissions import is_administrator
 
 
 def task_link(task_id) -> str:
@@ -37,23 +38,35 @@ def event_task_link(event) -> str:
     return task_link(task.pk) if task else "—"
 
 
+class OutcomeFilter(admin.SimpleListFilter):
+    """The outcome in words, not its code."""
+
+    title = _("outcome")
+    parameter_name = "outcome"
+
+    def lookups(self, request, model_admin):
+        return [(code, words.outcome_words(code)) for code in ("allowed", "allowed_with_hints")]
+
+    def queryset(self, request, queryset):
+        return queryset.filter(outcome=self.value()) if self.value() else queryset
+
+
 @admin.register(EvidenceRecord)
 class EvidenceRecordAdmin(admin.ModelAdmin):
     """Append-only, like the log: readable by staff, never added, changed or deleted here."""
 
-    list_display = ("when", "surface", "configuration", "outcome", "policy_version", "review_decision",
-                    "reviewed_by", "edited", "task_short", "hash_short")
+    list_display = ("when", "surface", "configuration", "outcome_said", "policy_version", "review_said",
+                    "task_short", "hash_short")
     list_display_links = ("when",)
-    list_filter = ("surface", "outcome", "review_decision", "configuration")
+    list_filter = ("surface", OutcomeFilter, "review_decision", "configuration")
     search_fields = ("=text_hash", "^correlation_id", "configuration", "reviewed_by", "actor")
     search_help_text = _("Searches the text hash (whole), the correlation id (its first characters are enough), "
                          "configuration, editor and actor.")
     date_hierarchy = "at"
     ordering = ("-at",)
     show_full_result_count = False
-    fields = ("id", "at", "surface", "configuration", "also", "policy_version", "outcome", "checks_list",
-              "verification", "correlation_link", "actor", "task_short", "review_decision", "reviewed_by",
-              "reviewed_at", "edited", "text_hash", "key_id")
+    fields = ("id", "at", "surface", "configuration", "also", "policy_version", "outcome_said", "checks_list",
+              "verification_said", "review_said", "correlation_link", "actor", "task_short", "text_hash", "key_id")
     readonly_fields = fields
 
     @admin.display(description=_("time"), ordering="at")
@@ -70,8 +83,23 @@ class EvidenceRecordAdmin(admin.ModelAdmin):
 
     @admin.display(description=_("checks"))
     def checks_list(self, obj):
-        return format_html_join(mark_safe("<br>"), "{} · {} {}", (
-            (c.get("check", ""), c.get("result", ""), c.get("reason", "")) for c in obj.checks or []))
+        return format_html_join(mark_safe("<br>"), "{}", ((words.check_line(c),) for c in obj.checks or []))
+
+    @admin.display(description=_("outcome"), ordering="outcome")
+    def outcome_said(self, obj):
+        return words.outcome_words(obj.outcome)
+
+    @admin.display(description=_("citations"))
+    def verification_said(self, obj):
+        return words.verification_words(obj.verification)
+
+    @admin.display(description=_("review by a person"), ordering="reviewed_at")
+    def review_said(self, obj):
+        return words.review_words(obj.review_decision, obj.reviewed_by, obj.reviewed_at, obj.edited)
+
+    def changelist_view(self, request, extra_context=None):
+        extra = {"gavel_evidence_tools": is_administrator(request.user), **(extra_context or {})}
+        return super().changelist_view(request, extra)
 
     @admin.display(description=_("correlation id"))
     def correlation_link(self, obj):

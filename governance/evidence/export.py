@@ -1,6 +1,7 @@
 """Evidence records as plain data: the one JSON shape of the API, the verify answer and the NDJSON export."""
 import json
 
+from governance.evidence.records import hash_of
 from governance.models import EvidenceRecord
 
 COLUMNS = ("id", "at", "surface", "configuration", "also", "policy_version", "outcome", "checks", "verification",
@@ -8,6 +9,8 @@ COLUMNS = ("id", "at", "surface", "configuration", "also", "policy_version", "ou
            "text_hash", "key_id")
 # Rows read per round trip while streaming: memory stays bounded by this, whatever the count.
 CHUNK = 2000
+# At most this many records are answered for one text (a text delivered more often is still proven by these).
+VERIFY_LIMIT = 100
 
 
 def as_json(row: dict) -> dict:
@@ -45,3 +48,16 @@ def ndjson_lines(rows):
     """One JSON line per record, read from the database in chunks (`.iterator()`): constant memory."""
     for row in rows.iterator(chunk_size=CHUNK):
         yield json.dumps(as_json(row), ensure_ascii=False, separators=(",", ":")) + "\n"
+
+
+def verify(text: str, *, within=None) -> dict:
+    """The evidence of a text (SPEC §13.1): every record whose hash matches, oldest first, and its keyed hash
+    when some record does (the hash of a text that matches nothing is never handed out: no oracle, §12.5).
+    `within` (a Q) narrows the records to those the asker may see. The API's verify and the admin's
+    *Verify a published text* page both answer from here."""
+    text_hash = hash_of(text)
+    rows = selected(text_hash=text_hash)
+    if within is not None:
+        rows = rows.filter(within)
+    records = [as_json(row) for row in rows[:VERIFY_LIMIT]]
+    return {"text_hash": text_hash if records else None, "count": len(records), "records": records}

@@ -16,7 +16,7 @@ from django.utils import timezone
 from django.utils.translation import gettext_lazy as _
 
 from governance.models import GovernanceEvent, JudgeLink, Task, UsageDay
-from governance.review import chart, rule_stats
+from governance.review import backlog, chart, rule_stats
 
 WINDOWS = (7, 14, 30, 90)
 DEFAULT_WINDOW = 14
@@ -205,4 +205,5 @@ def summary(days: int | None) -> dict:
         "judges": judges(win),
         "costs": cost_per_configuration(win),
         "tasks": tasks_by_status(),
+        "backlog": backlog.backlog(win.since, win.days),
     }

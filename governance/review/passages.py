@@ -4,7 +4,8 @@ Pure: plain data in, plain data out (no Django). A hint is placed only when its 
 are whole numbers inside the text and, when it quotes a passage, `text[start:end]` is
 exactly that passage; any other hint is listed without a mark. A term-list hint quotes
 its first hit only, but names every term it found: once placed, every occurrence of each
-of those terms is marked too (the matcher's own rules say where). Overlapping passages are
+of those terms is marked too (the matcher's own rules say where). Any other quoted passage (a judge's)
+is marked at every place the same words occur. Overlapping passages are
 cut at every boundary, so each piece names every hint that covers it, and the hint it is
 credited to is the one whose passage is most specific there (the shortest that covers it).
 """
@@ -58,6 +59,13 @@ def spans_of(text: str, hint: dict) -> list[tuple[int, int]]:
         for term in terms:
             if isinstance(term, str):
                 spans.update(matches_outside(term, suggestions.get(term), text))
+    elif hint.get("tool_call") is None and isinstance(hint.get("passage"), str) and hint["passage"]:
+        # A judged passage (or any quoted one) that occurs again is marked again (issue 43): the judge
+        # quotes it once, but the same words elsewhere break the same rule.
+        passage, at = hint["passage"], 0
+        while (found := text.find(passage, at)) >= 0:
+            spans.add((found, found + len(passage)))
+            at = found + len(passage)
     return sorted(spans)
 
 

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from governance.evidence import trace
 from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
-from governance.models import Batch, PolicyExample, Provider, Task
+from governance.models import Batch, PolicyExample, PolicyVersion, Provider, Task
 from governance.review import teaching as service
 from governance.review.forms import SCOPE_FIELDS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
 from governance.review.keeping import plan
@@ -186,6 +186,8 @@ def detail_context(task: Task, scope: dict, edit_form=None, edit_error: str = ""
         "hints": rows, "edit_form": edit_form, "edit_error": edit_error,
         "edit_hints": edit_hints, "edit_pieces": edit_pieces, "edit_length": len(edit_value or ""),
         "can_accept": task.status == Task.Status.READY,
+        "stale": {"screened": task.policy_version, "live": PolicyVersion.current()}
+        if task.status == Task.Status.READY and editors.screened_under_older(task) else None,
         "can_reject": task.status in (Task.Status.READY, Task.Status.BLOCKED),
         "can_cancel": task.status == Task.Status.QUEUED,
         "can_retry": task.status == Task.Status.FAILED,

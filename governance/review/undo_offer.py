@@ -16,6 +16,13 @@ def offer_undo(request, task: Task, scope: dict) -> None:
         "until": time.time() + UNDO_SECONDS, "scope": {k: str(v) for k, v in scope.items() if v}}
 
 
+def offer_bulk_undo(request, tasks: list, scope: dict) -> None:
+    """After a bulk accept: one offer that undoes every task it accepted (issue 43), for UNDO_SECONDS."""
+    request.session[SESSION_KEY] = {
+        "task": str(tasks[0].pk), "tasks": [str(t.pk) for t in tasks], "decision": "accepted", "edited": False,
+        "until": time.time() + UNDO_SECONDS, "scope": {k: str(v) for k, v in scope.items() if v}}
+
+
 def current_offer(request) -> dict | None:
     offer = request.session.get(SESSION_KEY) if request is not None and hasattr(request, "session") else None
     if not isinstance(offer, dict) or offer.get("until", 0) < time.time():

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.http import require_GET, require_POST
 
 from governance.errors import Conflict
-from governance.models import Batch, Task
+from governance.models import Batch, PolicyVersion, Task
 from governance.pages import save_language
 from governance.review import dashboard as numbers
 from governance.review.access import editor_required
@@ -33,7 +33,7 @@ PREVIEW_CHARS = 160
 # Columns the queue reads: the facts, the hints (for their number and checks) and short previews of
 # the texts as annotations, never a whole answer or input.
 LIST_COLUMNS = ("id", "kind", "status", "configuration", "field", "outcome", "review_decision", "created",
-                "updated", "hints", "refusal", "failure", "edited", "checks", "batch_id")
+                "updated", "hints", "refusal", "failure", "edited", "checks", "batch_id", "policy_version")
 
 
 # --- the queue ---
@@ -100,8 +100,12 @@ def queue_list(request):
     for value, label in Task.Status.choices:
         status_links.append(link(value, label, counts.get(value, 0)))
     names = check_names()
+    rows = [queue_row(t, names) for t in page]
+    # Hint-free ready texts that bulk accept does not offer: a check did not run on them (issue 43).
+    unchecked = sum(1 for r in rows if r["task"].status == Task.Status.READY and not r["hint_count"] and r["not_run"])
     return render(request, "review/queue.html", {
-        "title": _("Review queue"), "form": form, "page": page, "rows": [queue_row(t, names) for t in page],
+        "title": _("Review queue"), "form": form, "page": page, "rows": rows, "bulk_unchecked": unchecked,
+        "live_version": PolicyVersion.current(),
         "status_links": status_links, "query": query.urlencode(), "scope_query": scope_query(scope),
         "scope": {k: v for k, v in scope.items() if v},
         "signature": _queue_signature(counts, page), "searching": bool(scope.get("q")),

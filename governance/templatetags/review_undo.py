@@ -21,5 +21,6 @@ def undo_offer(context):
     return {"offer": offer, "short": offer["task"][:8], "seconds": max(0, int(offer["until"] - time.time())),
             "scope": scope, "undo_url": reverse("review:undo", args=[offer["task"]]),
             "task_url": reverse("review:task", args=[offer["task"]]) + (f"?{query}" if query else ""),
-            "csrf_token": context.get("csrf_token"),
+            "csrf_token": context.get("csrf_token"), "bulk": len(offer.get("tasks") or ()),
+            "bulk_undo_url": reverse("review:bulk_undo"),
             "can_undo": offer.get("decision") == "rejected" or not offer.get("edited")}

@@ -33,6 +33,36 @@ class EditBlocked(GavelError):
         self.block = block
 
 
+class LiveBlocked(Conflict):
+    """A text screened under an older policy version that the live policy stops: not accepted (issue 43).
+    A Conflict, so a bulk accept leaves it as it is and counts it."""
+
+    default_code = "blocked_by_live_policy"
+
+    def __init__(self, block: dict, screened: int | None, live: int):
+        super().__init__(_("Not accepted: the text was screened under policy version %(old)s, and the live policy "
+                           "(version %(new)s) stops it: %(message)s") % {
+            "old": screened, "new": live, "message": block.get("message", "")})
+        self.block = block
+
+
+def screened_under_older(task: Task) -> bool:
+    """The task's text was screened under a policy version that is no longer live."""
+    return bool(task.answer) and task.policy_version is not None and task.policy_version != PolicyVersion.current()
+
+
+def rescreen(task: Task, *, user, reader_language: str | None = None) -> dict:
+    """Screen a ready task's answer again under the live policy and keep the result (hints, checks,
+    outcome, version), unless the live policy stops it: then nothing changes and the body says why."""
+    body = screen_edit(task, task.answer, user=user, reader_language=reader_language)
+    if body["outcome"] != "blocked":
+        Task.objects.filter(pk=task.pk, status=Status.READY).update(
+            hints=body["hints"], outcome=body["outcome"], checks=body["checks"], verification=body["verification"],
+            policy_version=body["policy_version"], updated=timezone.now())
+        task.refresh_from_db()
+    return body
+
+
 class EditHasHints(GavelError):
     """An edit that still has hints is accepted only once the editor has seen them; `body` is its screening."""
 
@@ -111,6 +141,15 @@ def accept(task: Task, *, user, edited_text: str | None = None, reader_language:
         values = {"edited_text": body.get("text", edited_text), "hints": body["hints"], "outcome": body["outcome"],
                   "checks": body["checks"], "verification": body["verification"],
                   "policy_version": body["policy_version"]}
+        edit_screening = body["id"]
+    elif screened_under_older(task):
+        # Accepted is what the live policy lets through: screened again first (issue 43).
+        screened = task.policy_version
+        body = screen_edit(task, task.answer, user=user, reader_language=reader_language)
+        if body["outcome"] == "blocked":
+            raise LiveBlocked(body["block"], screened, body["policy_version"])
+        values = {"hints": body["hints"], "outcome": body["outcome"], "checks": body["checks"],
+                  "verification": body["verification"], "policy_version": body["policy_version"]}
         edit_screening = body["id"]
     now = timezone.now()
     with transaction.atomic():

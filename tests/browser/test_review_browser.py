@@ -114,7 +114,7 @@ def german_editor(browser, live_server, reviewer):
 def test_reject_a_blocked_task_with_its_key_in_german(german_editor, live_server, blocked_task):
     page = german_editor
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
-    expect(page.locator("h2#refusal-title")).to_have_text("Ablehnungsgrund")
+    expect(page.locator("h2#refusal-title")).to_have_text("Warum die Richtlinie diesen Text gestoppt hat")
     expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")  # stored as the worker wrote it
     expect(page.locator("#reject-button")).to_contain_text("Ablehnen")
     shoot(page, "blocked-de")

@@ -205,7 +205,7 @@ def test_reject_a_blocked_task_with_r_in_german_keeps_the_refusal(german, live_s
     expect(page.locator(".messagelist")).to_contain_text("Abgelehnt. Hier ist nichts weiter zu prüfen.")
     page.goto(f"{live_server.url}/review/tasks/{blocked_task.pk}/")
     expect(page.locator("#task-status")).to_have_text("abgelehnt")
-    expect(page.locator("h2#refusal-title")).to_have_text("Ablehnungsgrund")
+    expect(page.locator("h2#refusal-title")).to_have_text("Warum die Richtlinie diesen Text gestoppt hat")
     expect(page.locator(".gavel-refusal")).to_contain_text("does not allow: Acme")
     expect(page.locator("body")).not_to_contain_text("(leer)")
     shoot(page, screenshots, "rejected-blocked-de")
@@ -308,13 +308,35 @@ def test_an_edit_that_still_has_hints_shows_them_and_asks(as_editor, live_server
     assert task.status == "accepted" and task.edited_text == edited
 
 
+def test_a_on_the_edit_confirmation_accepts_the_edit_not_the_original(as_editor, live_server, screenshots,
+                                                                      hinted_task):
+    """Issue 43: `a` acts on what the page shows. Before, it pressed the Accept of the original text above
+    and threw the edit away."""
+    page = as_editor
+    page.goto(f"{live_server.url}/review/tasks/{hinted_task.pk}/")
+    edited = ANSWER.replace("guaranteed delivery by Friday", "delivery soon")  # "revolutionary" stays
+    page.locator("#edit-form textarea").fill(edited)
+    page.locator("#edit-accept-button").click()
+    expect(page.locator("#edit-hints")).to_contain_text("The edited text still has 1 hint.")
+    expect(page.locator("#confirm-hints-button kbd")).to_have_text("A")
+    # The original's button no longer claims the key and says what it would do.
+    expect(page.locator("#accept-button")).to_have_text("Accept the original text instead")
+    expect(page.locator("#accept-button kbd")).to_have_count(0)
+    shoot(page, screenshots, "edit-confirm-key-a")
+    page.locator("body").click(position={"x": 5, "y": 5})  # out of the text box: a key is a shortcut
+    page.keyboard.press("a")
+    expect(page.locator(".messagelist")).to_contain_text("The edited text was accepted.")
+    task = Task.objects.get(pk=hinted_task.pk)
+    assert task.status == "accepted" and task.edited_text == edited
+
+
 def test_an_edit_with_hints_in_german(german, live_server, screenshots, hinted_task):
     page = german
     page.goto(f"{live_server.url}/review/tasks/{hinted_task.pk}/")
     page.locator("#edit-form textarea").fill(ANSWER.replace("guaranteed delivery by Friday", "delivery soon"))
     page.locator("#edit-accept-button").click()
     expect(page.locator("#edit-hints")).to_contain_text("Der bearbeitete Text hat noch 1 Hinweis.")
-    expect(page.locator("#confirm-hints-button")).to_have_text("Bearbeitung mit diesen Hinweisen annehmen")
+    expect(page.locator("#confirm-hints-button")).to_have_text("Bearbeitung mit diesen Hinweisen annehmen A")
     shoot(page, screenshots, "edit-hints-de")
 
 

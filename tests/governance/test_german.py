@@ -102,7 +102,8 @@ def everything(desk, judges):
 
 def admin_pages() -> list[str]:
     """Every changelist, add page and one change page of each Gavel model, the index, and Gavel's own pages."""
-    pages = [reverse("admin:index"), reverse("gavel_policy_import")]
+    pages = [reverse("admin:index"), reverse("gavel_policy_import"), reverse("gavel_evidence_verify"),
+             reverse("gavel_evidence_export")]
     for model, model_admin in admin.site._registry.items():
         opts = model._meta
         if opts.app_label not in GAVEL_APPS:

@@ -69,3 +69,18 @@ def test_an_empty_chart_has_an_axis_and_no_bars():
 
 def test_nice_ceiling():
     assert [nice_ceiling(v) for v in (0, 1, 2, 3, 7, 11, 50, 51, 999)] == [1, 1, 2, 5, 10, 20, 50, 100, 1000]
+
+
+def test_every_occurrence_of_a_judged_passage_is_marked():
+    """Issue 43: a judge quotes a passage once; the same words elsewhere are marked too."""
+    from governance.review.passages import place
+
+    text = "Delivery by Friday is certain. Call us. Delivery by Friday is certain, we said."
+    passage = "Delivery by Friday is certain"
+    hint = {"check": "rules_judge", "type": "violation", "passage": passage, "start": 0, "end": len(passage)}
+    placed = place(text, [hint])
+    marked = [p.text for p in placed.pieces if p.hints]
+    assert marked == [passage, passage]
+    assert placed.occurrences == {0: 2}
+    # Offsets that do not hold the passage still mark nothing.
+    assert place(text, [{**hint, "start": 1, "end": 5}]).placed == set()

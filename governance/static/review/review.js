@@ -144,7 +144,9 @@
     case "u":
       return go(main.getAttribute("data-queue-url"));
     case "a":
-      return press("#accept-button");
+      // On the "edited text still has hints" page, a accepts the edit the page shows (issue 43),
+      // never the original underneath it.
+      return press("#confirm-hints-button") || press("#accept-button");
     case "r":
       return press("#reject-button");
     case "t":
@@ -227,7 +229,16 @@
     update();
   }
 
+  /* On a phone the queue's filters start folded (issue 43): the tasks come first, Filters opens them. */
+  function foldFilters() {
+    var fold = document.getElementById("queue-filter-fold");
+    if (fold && window.matchMedia && window.matchMedia("(max-width: 767px)").matches) {
+      fold.removeAttribute("open");
+    }
+  }
+
   function start() {
+    foldFilters();
     document.addEventListener("keydown", onKey);
     Array.prototype.forEach.call(document.querySelectorAll("[data-help-open]"), function (button) {
       button.addEventListener("click", function () { help(true); });
