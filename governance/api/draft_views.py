@@ -20,7 +20,8 @@ from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
 from governance.api.release_views import DraftField
 from governance.api.fields import StrictSerializer
-from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int
+from governance.api.views import ERRORS, MAX_REPLAY, UNPROCESSABLE, GavelAPIView, _flag, _number, _positive_int
+from governance.api.errors import policy_refused
 from governance.errors import BadInput, UnknownRecord
 from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import proposals
@@ -92,7 +93,8 @@ class DraftsView(GavelAPIView):
         rows = [_summary(d) for d in drafts.order_by("-updated_at", "-id")[:200]]
         return self.with_policy_version(Response({"drafts": rows}), PolicyVersion.current())
 
-    @extend_schema(request=DraftRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
+    @extend_schema(request=DraftRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS,
+                                                    **UNPROCESSABLE},
                    summary="Open a draft from a policy document (or update this consumer's open draft of that title)",
                    description="Nothing goes live: the draft holds what importing the document would change, record "
                                "by record. 201 for a new draft, 200 when an open draft of the same title was updated.")
@@ -103,8 +105,8 @@ class DraftsView(GavelAPIView):
             draft, created = proposals.draft_from_document(document, request.user, title=data["title"],
                                                            prune=data["prune"])
         except policy.PolicyInvalid as exc:
-            raise BadInput(_("The document has errors; no draft was made."), code="invalid_policy",
-                           fields={f"document.{path}": messages for path, messages in exc.errors.items()}) from exc
+            raise policy_refused(exc, _("The document has errors; no draft was made."),
+                                 fields={f"document.{path}": messages for path, messages in exc.errors.items()}) from exc
         return self.with_policy_version(Response(_summary(draft), status=201 if created else 200),
                                         PolicyVersion.current())
 

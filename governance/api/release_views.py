@@ -14,7 +14,8 @@ from governance import policy
 from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
 from governance.api.fields import StrictSerializer
-from governance.api.views import ERRORS, POLICY_DOCUMENT, GavelAPIView
+from governance.api.views import ERRORS, POLICY_DOCUMENT, UNPROCESSABLE, GavelAPIView
+from governance.api.errors import policy_refused
 from governance.errors import BadInput
 from governance.models import PolicyVersion
 from governance.policy import release, versions
@@ -41,7 +42,7 @@ class PolicyTestView(GavelAPIView):
     permission_classes = [IsAdminConsumer]
     parser_classes = [JSONParser]
 
-    @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS},
+    @extend_schema(request=PolicyTestRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **UNPROCESSABLE},
                    summary="Screen the policy examples under the policy, or under a draft (nothing written)")
     def post(self, request):
         if not request.body.strip():
@@ -59,8 +60,8 @@ class PolicyTestView(GavelAPIView):
         try:
             report = release.test_policy(draft=draft, only=data.get("only"), judges=data["judges"])
         except policy.PolicyInvalid as exc:
-            raise BadInput(_("The draft has errors; nothing was tested."), code="invalid_policy",
-                           fields={f"draft.{path}": messages for path, messages in exc.errors.items()}) from exc
+            raise policy_refused(exc, _("The draft has errors; nothing was tested."),
+                                 fields={f"draft.{path}": messages for path, messages in exc.errors.items()}) from exc
         return self.with_policy_version(Response(report.as_dict()), PolicyVersion.current())
 
 
