@@ -40,11 +40,12 @@ STATUS_OF = {
 }
 
 
-def policy_refused(exc, message: str, fields: dict) -> GavelError:
+def policy_refused(exc, message: str, fields: dict, *, text: bool = False) -> GavelError:
     """A policy document the import refused: 400 when it breaks the policy schema (its structure), 422 when it
     keeps it and what it says cannot be done (a reference to no record, a name given twice: SEMANTIC of
-    governance/policy/schema.py). Every path is named either way."""
-    kind = BadInput if exc.structural else Unprocessable
+    governance/policy/schema.py). Every path is named either way. A document sent as YAML text (`text`) is
+    422 either way: no JSON Schema says what a text holds."""
+    kind = BadInput if exc.structural and not text else Unprocessable
     return kind(message, code="invalid_policy", fields=fields)
 
 

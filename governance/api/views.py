@@ -118,7 +118,9 @@ TASK_EXAMPLE = {"kind": "queued_task", "configuration": "demo-writer",
 class ScreeningsView(GavelAPIView):
     @extend_schema(
         request=serializers.ScreeningRequestSerializer,
-        responses={200: serializers.ScreeningResponseSerializer, **ERRORS},
+        responses={200: serializers.ScreeningResponseSerializer, **ERRORS, 404: OpenApiResponse(
+            serializers.ErrorSerializer, description="An unknown configuration (in `configuration` or `also`), "
+                                                     "or `served_by` naming no provider (`unknown_provider`).")},
         summary="Screen an output without generating",
         examples=[OpenApiExample("Screen a text for the demo policy", request_only=True, value=SCREENING_EXAMPLE)],
     )
@@ -294,8 +296,7 @@ class PolicySchemaView(APIView):
                    description="JSON Schema 2020-12; what it allows PUT policy reads, what breaks it is a 400 "
                                "naming each path (the rest is described in it and answered 422).")
     def get(self, request):
-        return Response(policy_schema.published(request.build_absolute_uri()),
-                        content_type="application/schema+json")
+        return Response(policy_schema.published(request.build_absolute_uri()))
 
 
 class PolicyView(GavelAPIView):

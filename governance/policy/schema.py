@@ -369,6 +369,7 @@ def structure_errors(document) -> list[tuple[str, str]]:
         elif error.validator == "oneOf" and error.context:
             # A finding: report the branch of its `check` (or that the check is unknown).
             check = error.instance.get("check") if isinstance(error.instance, dict) else None
+            check = check if isinstance(check, str) else None
             branch = [e for e in error.context if e.validator != "const" and
                       e.relative_schema_path and check is not None]
             if isinstance(error.instance, dict) and check in {"term_list", "rules_judge", "pattern_rules",
