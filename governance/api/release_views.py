@@ -14,6 +14,7 @@ from governance import policy
 from governance.policy.loading import check_document, load_yaml
 from governance.api.auth import IsAdminConsumer
 from governance.api.fields import StrictSerializer
+from governance.api.serializers import String
 from governance.api.views import ERRORS, POLICY_DOCUMENT, UNPROCESSABLE, GavelAPIView
 from governance.api.errors import policy_refused
 from governance.errors import BadInput, Unprocessable
@@ -42,7 +43,7 @@ class PolicyTestRequest(StrictSerializer):
     draft = DraftField(required=False, allow_null=True,
                                   help_text="A policy document as JSON, or as a YAML string; null or absent: "
                                             "the current policy.")
-    only = serializers.ListField(child=serializers.CharField(), required=False,
+    only = serializers.ListField(child=String(), required=False,
                                  help_text="Names of the examples to screen (default: every example).")
     judges = serializers.ChoiceField(JUDGE_MODES, default="cached",
                                      help_text="live: ask every judge; cached: reuse kept verdicts; skip: ask none.")

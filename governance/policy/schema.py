@@ -317,8 +317,7 @@ def openapi_schema() -> dict:
             out["type"] = "string"
             out["enum"] = [out.pop("const")]
         if "enum" in out and None in out["enum"]:
-            out["enum"] = [v for v in out["enum"] if v is not None]
-            out["nullable"] = True
+            out["nullable"] = True  # and null stays in the enum, as OpenAPI 3.0.3 asks
             out.setdefault("type", "string")
         elif "enum" in out:
             out.setdefault("type", "string")
