@@ -19,7 +19,7 @@ from governance import policy
 from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
 from governance.api.release_views import DocumentField
-from governance.api.fields import StrictSerializer
+from governance.api.fields import StrictSerializer, String
 from governance.api.views import ERRORS, MAX_REPLAY, UNPROCESSABLE, GavelAPIView, _flag, _number, _positive_int
 from governance.api.errors import policy_refused
 from governance.errors import BadInput, UnknownRecord, Unprocessable
@@ -33,7 +33,7 @@ CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
 
 
 class DraftRequest(StrictSerializer):
-    title = serializers.CharField(max_length=200, allow_blank=True,
+    title = String(max_length=200, allow_blank=True,
                                   help_text="What the change is for. An open draft of the same title by the same "
                                             "consumer is updated.")
     document = DocumentField(help_text="The proposed policy: a policy document as JSON, or as a YAML string. Records "

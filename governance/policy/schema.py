@@ -29,7 +29,9 @@ SCHEMA_ID = "https://gavel.invalid/api/v1/policy/schema.json"
 LARGEST_INTEGER = 2_147_483_647  # governance.policy.reading.LARGEST_INTEGER: an integer column's largest value
 
 # A character Python's str.strip() keeps: a name that must not be blank holds one.
-_NOT_SPACE = "[^\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+_NOT_SPACE = "[^\\u0000\\t\\n\\u000b\\u000c\\r\\u001c-\\u001f \\u0085\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000]"
+# No NUL character anywhere (PostgreSQL cannot store it; the import refuses it because the schema does).
+NO_NUL = "^[^\\u0000]*$"
 # A slug (Django's SlugField): letters, digits, hyphens, underscores.
 SLUG = "^[-a-zA-Z0-9_]+$"
 # A pattern rule's identifier (snippets.patterns.IDENTIFIER_RE).
@@ -48,9 +50,9 @@ URL = (f"^[hH][tT][tT][pP][sS]?://(?:localhost|{_LABEL}(?:\\.{_LABEL})*\\.[a-z]{
 
 def text(*, max_length: int | None = None, non_empty: bool = False, nullable: bool = False, pattern=None,
          description: str = "") -> dict:
-    schema: dict = {"type": ["string", "null"] if nullable else "string"}
+    schema: dict = {"type": ["string", "null"] if nullable else "string", "pattern": NO_NUL}
     if non_empty:
-        schema["pattern"] = _NOT_SPACE
+        schema["pattern"] = f"^[^\\u0000]*{_NOT_SPACE}[^\\u0000]*$"
     if pattern:
         schema["pattern"] = pattern
     if max_length:
@@ -87,7 +89,8 @@ def choice(values, *, nullable=False, description="") -> dict:
 
 
 def strings(item: dict | None = None, *, nullable=True, unique=False, description="") -> dict:
-    schema: dict = {"type": ["array", "null"] if nullable else "array", "items": item or {"type": "string"}}
+    schema: dict = {"type": ["array", "null"] if nullable else "array",
+                    "items": item or {"type": "string", "pattern": NO_NUL}}
     if unique:
         schema["uniqueItems"] = True
     if description:
@@ -129,14 +132,14 @@ def _finding() -> dict:
     """An expected finding: one branch per check, each with the keys that check takes (examples.CHECK_KEYS)."""
     name = text(non_empty=True)
     return {"oneOf": [
-        record({"check": {"const": "term_list"}, "list": name, "term": {"type": ["string", "null"], "pattern": _NOT_SPACE}},
+        record({"check": {"const": "term_list"}, "list": name, "term": text(nullable=True, non_empty=True)},
                ("check", "list")),
         record({"check": {"const": "rules_judge"}, "snippet": name,
                 "rule": {"type": ["integer", "null"], "minimum": 1,
                          "description": "The line number within the snippet, as hints show it."}},
                ("check", "snippet")),
         record({"check": {"const": "pattern_rules"}, "rule": name}, ("check", "rule")),
-        record({"check": {"const": "citations"}, "rule": {"type": ["string", "null"], "pattern": _NOT_SPACE}},
+        record({"check": {"const": "citations"}, "rule": text(nullable=True, non_empty=True)},
                ("check",)),
         record({"check": {"const": "field"}}, ("check",)),
     ]}
@@ -202,7 +205,7 @@ def section_schemas() -> dict:
             "body": text(nullable=True),
         }, ("identifier", "name")),
         "term_lists": record({
-            "name": text(max_length=200, pattern=f"^{_NOT_SPACE}(?:.*{_NOT_SPACE})?$",
+            "name": text(max_length=200, pattern=f"^{_NOT_SPACE}(?:[^\\u0000]*{_NOT_SPACE})?$",
                          description="No white space at either end."),
             "configurations": {**CONFIGURATION_REFS, "type": "array", "minItems": 1},
             "forbidden": strings(description=(
@@ -240,7 +243,7 @@ def section_schemas() -> dict:
             "text": text(nullable=True, description="The text; empty or absent only when tool_calls has one."),
             "tool_calls": {"type": ["array", "null"], "items": {
                 "type": "object", "required": ["name", "arguments"],
-                "properties": {"name": {"type": "string"}}}},
+                "properties": {"name": text()}}},
             "expect": {"type": "object", "additionalProperties": False, "required": ["outcome"], "properties": {
                 "outcome": choice(("allowed", "allowed_with_hints", "blocked")),
                 "findings": findings,
@@ -248,7 +251,7 @@ def section_schemas() -> dict:
             }},
             "note": text(nullable=True),
             "kept_by": text(nullable=True),
-            "kept_at": {"type": ["string", "null"], "format": "date-time"},
+            "kept_at": {"type": ["string", "null"], "format": "date-time", "pattern": NO_NUL},
             "from_task": {"type": ["string", "null"], "format": "uuid"},
         }, ("name", "configuration", "expect"), description="Needs `text` or `tool_calls`."),
     }
@@ -321,8 +324,6 @@ def openapi_schema() -> dict:
             out.setdefault("type", "string")
         elif "enum" in out:
             out.setdefault("type", "string")
-        if out.get("format") == "date-time":
-            out.pop("format")  # the import reads any ISO 8601 moment Django parses; a string, checked by it
         return out
 
     return convert(schema())

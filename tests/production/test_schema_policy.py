@@ -95,6 +95,9 @@ def test_check_jsonschema_reads_the_policy_files_with_the_schema(tmp_path):
     ({"examples": [{"name": "e", "configuration": "x", "text": "t",
                     "expect": {"outcome": "allowed", "absent": [{"check": {}}]}}]}, "examples[0].expect.absent[0]"),
     ({"providers": [{"name": "p", "route": "openai", "api_base": "not a url"}]}, "providers[0].api_base"),
+    ({"snippets": [{"identifier": "a", "name": "x\u0000"}]}, "snippets[0].name"),
+    ({"examples": [{"name": "e", "configuration": "x", "text": "t", "from_task": "not-a-uuid",
+                    "expect": {"outcome": "allowed"}}]}, "examples[0].from_task"),
 ])
 def test_what_the_schema_refuses_the_import_refuses_at_its_path(document, path):
     from governance.policy import PolicyInvalid, import_policy
