@@ -351,13 +351,17 @@ def _message(error) -> str:
     return str(messages.MSG_SCHEMA) % {"problem": error.message}
 
 
-def structure_errors(document) -> list[tuple[str, str]]:
-    """(path, message) for each place the document breaks its schema; empty when it keeps it."""
+def validator():
+    """The import's validator: the schema, with `uuid` checked as a format (`date-time` is read by the import)."""
     import jsonschema
 
-    validator = jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker(("uuid",)))
+    return jsonschema.Draft202012Validator(schema(), format_checker=jsonschema.FormatChecker(("uuid",)))
+
+
+def structure_errors(document) -> list[tuple[str, str]]:
+    """(path, message) for each place the document breaks its schema; empty when it keeps it."""
     found = []
-    for error in validator.iter_errors(document):
+    for error in validator().iter_errors(document):
         path = _path(error)
         if error.validator == "additionalProperties":
             extra = [key for key in error.instance if key not in error.schema.get("properties", {})]
@@ -402,4 +406,4 @@ KEY_LISTS = {"providers": PROVIDER_KEYS, "configurations": CONFIGURATION_KEYS, "
              "term_lists": TERM_LIST_KEYS, "pattern_rules": PATTERN_RULE_KEYS, "examples": EXAMPLE_KEYS,
              "configurations.budget": BUDGET_KEYS, "configurations.rules": RULES_KEYS,
              "examples.expect": EXPECT_KEYS}
-__all__ = ["schema", "published", "openapi_schema", "structure_errors", "section_schemas", "NAME_KEYS", "KEY_LISTS"]
+__all__ = ["schema", "validator", "published", "openapi_schema", "structure_errors", "section_schemas", "NAME_KEYS", "KEY_LISTS"]
