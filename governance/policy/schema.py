@@ -163,8 +163,10 @@ def section_schemas() -> dict:
             "max_concurrency": integer(minimum=0),
             "requests_per_minute": integer(minimum=0),
             "tokens_per_minute": integer(minimum=0),
-            "price_per_mtok_in": number(minimum=0, maximum=999999.999999, nullable=True),
-            "price_per_mtok_out": number(minimum=0, maximum=999999.999999, nullable=True),
+            "price_per_mtok_in": number(minimum=0, maximum=999999.999999, nullable=True,
+                                        description="At most 6 decimal places (checked by the import)."),
+            "price_per_mtok_out": number(minimum=0, maximum=999999.999999, nullable=True,
+                                         description="At most 6 decimal places (checked by the import)."),
         }, ("name", "route")),
         "configurations": record({
             "identifier": text(max_length=100, pattern=SLUG),
@@ -179,7 +181,8 @@ def section_schemas() -> dict:
             "budget": {"type": ["object", "null"], "additionalProperties": False, "properties": {
                 "daily_requests": integer(minimum=0),
                 "daily_tokens": integer(minimum=0, maximum=2**63 - 1),
-                "daily_cost": number(minimum=0, maximum=9999999999.99),
+                "daily_cost": number(minimum=0, maximum=99999999.9999,
+                                     description="At most 4 decimal places (checked by the import)."),
             }},
             "context_tags": TAGS,
             "read_tools": strings(text(non_empty=True)),
@@ -212,7 +215,7 @@ def section_schemas() -> dict:
                 "Terms, one per item; `term => suggestion` gives a suggestion. The term syntax (SPEC §5) is "
                 "checked by the import (400 at the term's path).")),
             "required": strings(),
-            "site": text(max_length=100, nullable=True),
+            "site": text(max_length=100, nullable=True, pattern=f"^$|{SLUG}"),
             "language": text(max_length=35, nullable=True, pattern=f"^$|{LANGUAGE}"),
             "mode": choice(c["list_mode"]),
             "message": text(nullable=True),
@@ -233,12 +236,13 @@ def section_schemas() -> dict:
             "is_active": BOOLEAN,
         }, ("identifier", "statement")),
         "examples": record({
-            "name": text(non_empty=True),
-            "configuration": text(non_empty=True, description="A configuration identifier (checked by the import)."),
+            "name": text(max_length=200, non_empty=True),
+            "configuration": text(max_length=100, non_empty=True,
+                                  description="A configuration identifier (checked by the import)."),
             "also": CONFIGURATION_REFS,
             "kind": choice(c["example_kind"]),
-            "site": text(nullable=True),
-            "language": text(nullable=True, pattern=f"^$|{LANGUAGE}"),
+            "site": text(max_length=100, nullable=True),
+            "language": text(max_length=35, nullable=True, pattern=f"^$|{LANGUAGE}"),
             "format": choice(c["format"]),
             "text": text(nullable=True, description="The text; empty or absent only when tool_calls has one."),
             "tool_calls": {"type": ["array", "null"], "items": {
@@ -250,7 +254,7 @@ def section_schemas() -> dict:
                 "absent": findings,
             }},
             "note": text(nullable=True),
-            "kept_by": text(nullable=True),
+            "kept_by": text(max_length=150, nullable=True),
             "kept_at": {"type": ["string", "null"], "format": "date-time", "pattern": NO_NUL},
             "from_task": {"type": ["string", "null"], "format": "uuid"},
         }, ("name", "configuration", "expect"), description="Needs `text` or `tool_calls`."),
@@ -264,7 +268,9 @@ SEMANTIC = (
     "record that is neither in the document nor stored; a fallback loop or a fallback of another kind; a judge "
     "that is not a chat or decision configuration of an accepted family; a pattern rule whose samples disagree "
     "with its patterns or whose pattern does not compile; a term the term syntax refuses; a key variable the "
-    "server's allow-list refuses. Over the API these are answered 400 `invalid_policy` with every path.")
+    "server's allow-list refuses; a price or cost with more decimal places than it is kept with; a kept_at "
+    "that is not a moment; an example with neither text nor tool calls. Over the API these are answered 422 "
+    "`invalid_policy` with every path; a structure this schema refuses is a 400.")
 
 
 def policy_schema() -> dict:
