@@ -37,6 +37,13 @@ class UnknownRecord(GavelError):
     default_code = "not_found"
 
 
+class Unprocessable(GavelError):
+    """The request keeps its schema, but what it says cannot be done: a policy document whose references name
+    no record, say (the schema states the structure; this is the rest, issue 41)."""
+
+    default_code = "invalid"
+
+
 class Conflict(GavelError):
     """The record is not in a state that allows the act (a running task cannot be cancelled)."""
 

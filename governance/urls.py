@@ -32,6 +32,7 @@ api = [
     path("evidence/verify", evidence_views.EvidenceVerifyView.as_view(), name="evidence-verify"),
     path("rules/stats", views.RuleStatsView.as_view(), name="rule-stats"),
     path("policy", views.PolicyView.as_view(), name="policy"),
+    path("policy/schema.json", views.PolicySchemaView.as_view(), name="policy-schema"),
     path("policy/test", release_views.PolicyTestView.as_view(), name="policy-test"),
     path("policy/versions", release_views.PolicyVersionsView.as_view(), name="policy-versions"),
     path("policy/versions/<int:number>/restore", draft_views.VersionRestoreView.as_view(),

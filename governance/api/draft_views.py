@@ -18,10 +18,11 @@ from governance import policy
 from governance.api import serializers as api_serializers
 from governance.api.auth import IsAdminConsumer
 from governance.api.parsers import BodyParser
-from governance.api.release_views import DraftField
-from governance.api.fields import StrictSerializer
-from governance.api.views import ERRORS, MAX_REPLAY, GavelAPIView, _flag, _number, _positive_int
-from governance.errors import BadInput, UnknownRecord
+from governance.api.release_views import DocumentField
+from governance.api.fields import StrictSerializer, String
+from governance.api.views import ERRORS, MAX_REPLAY, UNPROCESSABLE, GavelAPIView, _flag, _number, _positive_int
+from governance.api.errors import policy_refused
+from governance.errors import BadInput, UnknownRecord, Unprocessable
 from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import proposals
 from governance.policy.loading import check_document, load_yaml
@@ -33,10 +34,10 @@ CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
 
 
 class DraftRequest(StrictSerializer):
-    title = serializers.CharField(max_length=200, allow_blank=True,
+    title = String(max_length=200, allow_blank=True,
                                   help_text="What the change is for. An open draft of the same title by the same "
                                             "consumer is updated.")
-    document = DraftField(help_text="The proposed policy: a policy document as JSON, or as a YAML string. Records "
+    document = DocumentField(help_text="The proposed policy: a policy document as JSON, or as a YAML string. Records "
                                     "it names are added or changed; with prune, records of its sections it "
                                     "does not name are removed.")
     prune = serializers.BooleanField(default=False, help_text="Remove the records of the document's sections "
@@ -78,14 +79,16 @@ def _summary(draft: PolicyDraft) -> dict:
 
 
 def _document(value):
+    # YAML text: what it holds no schema says, so its refusals are 422 (release_views.YAML_TEXT).
+    refused = Unprocessable if isinstance(value, str) else BadInput
     try:
         document = load_yaml(value) if isinstance(value, str) else value
         check_document(document)  # as PUT policy: no alias, bounded nesting and size
     except yaml.YAMLError as exc:
-        raise BadInput(_("The document does not parse: %(e)s") % {"e": exc},
-                       fields={"document": [_("The document does not parse as YAML.")]}) from exc
+        raise refused(_("The document does not parse: %(e)s") % {"e": exc},
+                      fields={"document": [_("The document does not parse as YAML.")]}) from exc
     if not isinstance(document, dict):
-        raise BadInput(_("Send a policy document."), fields={"document": [_("Send a policy document.")]})
+        raise refused(_("Send a policy document."), fields={"document": [_("Send a policy document.")]})
     return document
 
 
@@ -107,19 +110,21 @@ class DraftsView(GavelAPIView):
         rows = [_summary(d) for d in drafts.order_by("-updated_at", "-id")[:200]]
         return self.with_policy_version(Response({"drafts": rows}), PolicyVersion.current())
 
-    @extend_schema(request=DraftRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS},
+    @extend_schema(request=DraftRequest, responses={201: OpenApiTypes.OBJECT, 200: OpenApiTypes.OBJECT, **ERRORS,
+                                                    **UNPROCESSABLE},
                    summary="Open a draft from a policy document (or update this consumer's open draft of that title)",
                    description="Nothing goes live: the draft holds what importing the document would change, record "
                                "by record. 201 for a new draft, 200 when an open draft of the same title was updated.")
     def post(self, request):
         data = self.parsed(DraftRequest, request)
         document = _document(data["document"])
+        as_text = isinstance(data["document"], str)
         try:
             draft, created = proposals.draft_from_document(document, request.user, title=data["title"],
                                                            prune=data["prune"])
         except policy.PolicyInvalid as exc:
-            raise BadInput(_("The document has errors; no draft was made."), code="invalid_policy",
-                           fields={f"document.{path}": messages for path, messages in exc.errors.items()}) from exc
+            raise policy_refused(exc, _("The document has errors; no draft was made."), text=as_text,
+                                 fields={f"document.{path}": messages for path, messages in exc.errors.items()}) from exc
         return self.with_policy_version(Response(_summary(draft), status=201 if created else 200),
                                         PolicyVersion.current())
 

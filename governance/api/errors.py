@@ -15,7 +15,7 @@ from rest_framework.response import Response
 
 from governance.errors import (  # noqa: F401  (re-exported for the views)
     BadInput, BudgetExceeded, Conflict, GavelError, NotGranted, ProviderBusy, ProviderFailed, ProviderTimedOut,
-    TooLarge, UnknownRecord,
+    TooLarge, UnknownRecord, Unprocessable,
 )
 from governance.middleware import (
     RETRY_AFTER_UNAVAILABLE, error_body, error_response, is_gateway_path, is_json_path, is_outage, outage_page,
@@ -32,11 +32,21 @@ STATUS_OF = {
     NotGranted: status.HTTP_403_FORBIDDEN,
     UnknownRecord: status.HTTP_404_NOT_FOUND,
     Conflict: status.HTTP_409_CONFLICT,
+    Unprocessable: status.HTTP_422_UNPROCESSABLE_ENTITY,
     BudgetExceeded: status.HTTP_429_TOO_MANY_REQUESTS,
     ProviderBusy: status.HTTP_429_TOO_MANY_REQUESTS,
     ProviderFailed: status.HTTP_502_BAD_GATEWAY,
     ProviderTimedOut: status.HTTP_504_GATEWAY_TIMEOUT,
 }
+
+
+def policy_refused(exc, message: str, fields: dict, *, text: bool = False) -> GavelError:
+    """A policy document the import refused: 400 when it breaks the policy schema (its structure), 422 when it
+    keeps it and what it says cannot be done (a reference to no record, a name given twice: SEMANTIC of
+    governance/policy/schema.py). Every path is named either way. A document sent as YAML text (`text`) is
+    422 either way: no JSON Schema says what a text holds."""
+    kind = BadInput if exc.structural and not text else Unprocessable
+    return kind(message, code="invalid_policy", fields=fields)
 
 
 def status_of(exc: GavelError) -> int:

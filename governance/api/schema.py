@@ -16,7 +16,7 @@ from drf_spectacular.extensions import (
 from django.conf import settings
 from rest_framework import serializers
 
-from governance.api.serializers import CONTENT_SCHEMA
+from governance.api.serializers import CONTENT_SCHEMA, JSON_TEXT
 from governance.work.callbacks import host_entry
 
 
@@ -128,9 +128,8 @@ class ScreeningRequestScheme(StrictSerializerScheme):
         as_text = {**schema, "properties": {**properties, "format": {"type": "string", "pattern": "^text$"}}}
         as_json = {**schema, "required": sorted({*schema.get("required", []), "format"}), "properties": {
             **properties, "format": {"type": "string", "pattern": "^json$"},
-            # A JSON document (format is json). Nothing but type and format: a generator reads extra keys
-            # (a pattern, even a description) as leave to ignore the format. A JSON text holds no raw NUL.
-            "text": {"type": "string", "format": "json", "minLength": 1},
+            # A JSON document (format is json), as the pattern a generator draws from says (serializers.JSON_TEXT).
+            "text": dict(JSON_TEXT),
         }}
         return {"oneOf": [as_text, as_json], "description": schema.get("description", "")}
 

@@ -18,13 +18,23 @@ def _refuse_deep(decoded) -> None:
         raise serializers.ValidationError(TOO_DEEP)
 
 
-# A JSON string is documented with the format `json` (a string that holds JSON); the schema fuzzer in CI
-# is taught that format (tests/production/schemathesis_hooks.py).
+# A string that holds JSON: the format `json` says it in words, and a pattern a generator can draw from and a
+# client can test says it for the JSON texts a regular expression can describe (a scalar, or an array or
+# object of scalars, with JSON's white space). The server reads any JSON text (issue 41: no hook teaches
+# the fuzzer the format, so the pattern is what the schema allows).
+_JSON_WS = "[ \\t\\n\\r]*"
+_JSON_STRING = '"(?:[^"\\\\\\u0000-\\u001f]|\\\\["\\\\/bfnrt]|\\\\u[0-9a-fA-F]{4})*"'
+_JSON_SCALAR = f"(?:{_JSON_STRING}|-?(?:0|[1-9][0-9]*)(?:\\.[0-9]+)?(?:[eE][-+]?[0-9]+)?|true|false|null)"
+_JSON_ARRAY = f"\\[{_JSON_WS}(?:{_JSON_SCALAR}(?:{_JSON_WS},{_JSON_WS}{_JSON_SCALAR})*)?{_JSON_WS}\\]"
+_JSON_MEMBER = f"{_JSON_STRING}{_JSON_WS}:{_JSON_WS}{_JSON_SCALAR}"
+_JSON_OBJECT = f"\\{{{_JSON_WS}(?:{_JSON_MEMBER}(?:{_JSON_WS},{_JSON_WS}{_JSON_MEMBER})*)?{_JSON_WS}\\}}"
+JSON_TEXT_PATTERN = f"^{_JSON_WS}(?:{_JSON_SCALAR}|{_JSON_ARRAY}|{_JSON_OBJECT}){_JSON_WS}$"
+JSON_TEXT = {"type": "string", "format": "json", "pattern": JSON_TEXT_PATTERN}
 TOOL_ARGUMENTS_SCHEMA = {
     "oneOf": [
         {"type": "object", "additionalProperties": True},
         {"type": "array", "items": {}},
-        {"type": "string", "format": "json"},
+        JSON_TEXT,
     ],
     "description": "An object or an array, or a string holding JSON.",
 }
@@ -73,7 +83,8 @@ class ScreeningRequestSerializer(StrictSerializer, ConfigurationRefs):
     offers_tools = Boolean(default=False)
     read_tools = serializers.ListField(child=String(max_length=200), required=False, default=list)
     served_by = Slug(required=False, allow_null=True, max_length=100,
-                     help_text="The provider that answered, by name; an unknown name is a 400.")
+                     help_text="The provider that answered, by name; a name no provider has is a 404 "
+                               "(`unknown_provider`).")
 
     def validate(self, attrs):
         if attrs.get("format") == "json":

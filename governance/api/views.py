@@ -29,11 +29,13 @@ from governance.work import queue
 from governance.screening import service as services
 from governance.api import serializers
 from governance.api.auth import IsAdminConsumer
+from governance.api.errors import policy_refused
 from governance.api.parsers import BODY_TOO_DEEP, MAX_BODY_DEPTH
 from governance.errors import BadInput, TooLarge, UnknownRecord
 from governance.screening.text import nesting_beyond
 from governance.models import GovernanceEvent, PolicyVersion, Task
 from governance.policy import release, release_paths, versions
+from governance.policy import schema as policy_schema
 from governance.policy.proposals_report import draft_facts
 from governance.review.rule_stats import MAX_DAYS, rule_stats
 
@@ -119,7 +121,9 @@ TASK_EXAMPLE = {"kind": "queued_task", "configuration": "demo-writer",
 class ScreeningsView(GavelAPIView):
     @extend_schema(
         request=serializers.ScreeningRequestSerializer,
-        responses={200: serializers.ScreeningResponseSerializer, **ERRORS},
+        responses={200: serializers.ScreeningResponseSerializer, **ERRORS, 404: OpenApiResponse(
+            serializers.ErrorSerializer, description="An unknown configuration (in `configuration` or `also`), "
+                                                     "or `served_by` naming no provider (`unknown_provider`).")},
         summary="Screen an output without generating",
         examples=[OpenApiExample("Screen a text for the demo policy", request_only=True, value=SCREENING_EXAMPLE)],
     )
@@ -275,28 +279,29 @@ class YAMLOrJSONParser(JSONParser):
             raise BadInput(_("The policy document is nested too deeply."), code="malformed") from exc
 
 
-def _section(keys: tuple, name_key: str) -> dict:
-    """A record of a policy section: its keys (values checked by the import), its naming key required."""
-    return {"type": "object", "required": [name_key], "additionalProperties": False,
-            "properties": {key: {"type": "string"} if key == name_key else {} for key in keys}}
+# The document's shape is the policy schema itself (governance/policy/schema.py, served at
+# /api/v1/policy/schema.json): what it allows the import reads; what breaks it is a 400 naming each path;
+# what keeps it but cannot be done (a reference to no record) is a 422 naming each path (issue 41).
+POLICY_DOCUMENT = policy_schema.openapi_schema()
+POLICY_DOCUMENT["description"] += " PUT: records of a section it holds but does not name are removed."
+# The answers of an operation that imports a policy document.
+UNPROCESSABLE = {422: OpenApiResponse(serializers.ErrorSerializer, description=(
+    "The document keeps the policy schema, but what it says cannot be done (a reference to no record, a name "
+    "given twice, a pattern rule whose samples disagree): `invalid_policy`, with every path."))}
 
 
-# The document's shape: its sections and each record's keys, from governance.policy's own lists. The
-# values' rules (and that references name existing records) are the import's; it answers 400 with the
-# path of every error (SPEC §11.2).
-POLICY_DOCUMENT = {
-    "type": "object",
-    "additionalProperties": False,
-    "properties": {
-        section: {"type": "array", "nullable": True, "items": _section(keys, policy.NAME_KEYS[section])}
-        for section, keys in (
-            ("providers", policy.PROVIDER_KEYS), ("configurations", policy.CONFIGURATION_KEYS),
-            ("snippets", policy.SNIPPET_KEYS), ("term_lists", policy.TERM_LIST_KEYS),
-            ("pattern_rules", policy.PATTERN_RULE_KEYS), ("examples", policy.EXAMPLE_KEYS),
-        )
-    },
-    "description": "A whole policy document, in the format of docs/policy.md (policies/example.yaml is a complete example). Records not named are removed.",
-}
+class PolicySchemaView(APIView):
+    """The policy document's JSON Schema, for editors (`# yaml-language-server: $schema=<this URL>`) and
+    generated clients. No token, like schema/: it holds the format, not the policy."""
+
+    authentication_classes: list = []
+    permission_classes: list = []
+
+    @extend_schema(responses={200: OpenApiTypes.OBJECT}, summary="The policy document's JSON Schema",
+                   description="JSON Schema 2020-12; what it allows PUT policy reads, what breaks it is a 400 "
+                               "naming each path (the rest is described in it and answered 422).")
+    def get(self, request):
+        return Response(policy_schema.published(request.build_absolute_uri()))
 
 
 class PolicyView(GavelAPIView):
@@ -324,7 +329,7 @@ class PolicyView(GavelAPIView):
         responses={200: OpenApiTypes.OBJECT, 202: OpenApiResponse(OpenApiTypes.OBJECT, description=(
                        "GAVEL_POLICY_FOUR_EYES=1: the document became a draft (`draft`, with its `revision`, and "
                        "`changes`) that another approver publishes; nothing is live.")),
-                   **ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer)},
+                   **ERRORS, 409: OpenApiResponse(serializers.ErrorSerializer), **UNPROCESSABLE},
         summary="Replace the policy document (atomic; nothing is written when any path has an error)",
         description="With dry_run=true nothing is written and the answer adds the examples before and after and "
                     "a replay of retained task texts (counts of at least GAVEL_REPORT_MIN_TEXTS texts). A draft "
@@ -364,8 +369,8 @@ class PolicyView(GavelAPIView):
             released = release_paths.release_or_draft(request.data, actor=request.user, source="api", prune=True,
                                                       title="PUT /api/v1/policy", allow_regressions=allow)
         except policy.PolicyInvalid as exc:
-            raise BadInput(_("The policy document has errors; nothing was written."), code="invalid_policy",
-                           fields=exc.errors) from exc
+            raise policy_refused(exc, _("The policy document has errors; nothing was written."),
+                                 fields=exc.errors) from exc
         if isinstance(released, release_paths.Proposed):
             # Four eyes: the document is a draft another approver publishes (202: accepted, not live).
             body = {"released": False, "draft": draft_facts(released.draft),

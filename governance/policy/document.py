@@ -12,6 +12,7 @@ from governance.policy.messages import (MSG_DOCUMENT, MSG_DUPLICATE, MSG_NOT_LIS
                                         MSG_PRUNE_ORPHAN_LIST, MSG_PRUNE_PROVIDER_IN_USE, MSG_UNKNOWN_CONFIGURATION,
                                         MSG_UNKNOWN_KEY, MSG_UNKNOWN_PROVIDER)
 from governance.policy.reading import Document, Errors, Record
+from governance.policy.schema import structure_errors
 from snippets.models import PatternRule, Snippet
 from termlists.models import TermList
 
@@ -44,6 +45,7 @@ def _check_fields(errors: Errors, record: Record) -> None:
 
 def read_document(document, errors: Errors, *, prune: bool) -> Document:
     if not isinstance(document, dict):
+        errors.structural = True
         errors.add("document", _(str(MSG_DOCUMENT)) % {"sections": ", ".join(SECTIONS)})
         return Document({})
     for key in document:
@@ -78,6 +80,13 @@ def read_document(document, errors: Errors, *, prune: bool) -> Document:
                 errors.add(name_path, _(str(MSG_DUPLICATE)) % {"path": first_seen[record.name]})
             else:
                 first_seen[record.name] = name_path
+
+    # The schema is the structure's one statement (governance/policy/schema.py): whatever it refuses is refused
+    # here too, at its path, in the readers' words where they already named that path.
+    for path, message in structure_errors(document):
+        errors.structural = True
+        if not any(known == path or known.startswith((f"{path}.", f"{path}[")) for known in errors.by_path):
+            errors.add(path, message)
 
     _check_references(Document(sections), errors, prune=prune)
     check_families(Document(sections), errors)

@@ -230,7 +230,7 @@ def import_policy(document, *, prune: bool = False, dry_run: bool = False) -> Im
         errors = Errors()
         doc = read_document(document, errors, prune=prune)
         if errors:
-            raise PolicyInvalid(errors.by_path)
+            raise PolicyInvalid(errors.by_path, structural=errors.structural)
         # One import is one policy edit: one version bump, however many records it writes.
         with one_bump():
             _apply(doc, report, prune=prune, write=not dry_run)

@@ -50,8 +50,12 @@ MSG_UNKNOWN_PATTERN_RULE = gettext_lazy("Unknown pattern rule: %(name)s.")
 class PolicyInvalid(Exception):
     """The document has errors; `errors` maps each path in the document to its messages."""
 
-    def __init__(self, errors: dict):
+    def __init__(self, errors: dict, *, structural: bool = True):
         super().__init__("policy document has errors: " + "; ".join(f"{p}: {' '.join(m)}" for p, m in errors.items()))
         self.errors = errors
+        # False when the document keeps the policy schema and only what it says cannot be done (issue 41).
+        self.structural = structural
 
 
+# The policy schema's own words (governance/policy/schema.py), for a structure the readers above do not name.
+MSG_SCHEMA = gettext_lazy("Does not fit the policy schema: %(problem)s")

@@ -19,6 +19,7 @@ LARGEST_INTEGER = 2_147_483_647
 class Errors:
     def __init__(self):
         self.by_path: dict[str, list[str]] = {}
+        self.structural = False  # the document breaks the policy schema (governance/policy/schema.py)
 
     def add(self, path: str, message) -> None:
         messages = self.by_path.setdefault(path, [])

@@ -133,7 +133,9 @@ def resolve_provider(name: str | None) -> Provider | None:
         return None
     provider = Provider.objects.filter(name=name).first()
     if provider is None:
-        raise BadInput(_("Unknown provider in served_by."), fields={"served_by": [_("Unknown provider: %s") % name]})
+        # A name that keeps the schema but names no record: 404, as an unknown configuration (issue 41).
+        raise UnknownRecord(_("Unknown provider in served_by."), code="unknown_provider",
+                            fields={"served_by": [_("Unknown provider: %s") % name]})
     return provider
 
 

@@ -143,7 +143,9 @@ def test_format_json_with_text_that_is_not_json(api):
 
 
 def test_unknown_served_by(api):
-    error = assert_error(screen(api, {"configuration": "newsroom", "text": "x", "served_by": "nobody"}), 400)
+    # Any slug keeps the schema; one naming no provider is an unknown record, as a configuration is (issue 41).
+    error = assert_error(screen(api, {"configuration": "newsroom", "text": "x", "served_by": "nobody"}), 404,
+                         "unknown_provider")
     assert list(error["fields"]) == ["served_by"]
     assert "nobody" in error["fields"]["served_by"][0]
 

@@ -239,14 +239,26 @@ def request_schema(messages: dict, tools: dict, extension: dict, model: dict) ->
             schema["description"] = parameter.description
         properties[parameter.name] = schema
     # Legacy function calling: read by governance/protocols/openai_chat/functions.py before this table.
-    properties["functions"] = {"type": "array", "nullable": True, "items": {
-        "type": "object", "required": ["name"], "additionalProperties": True,
-        "properties": {"name": {"type": "string", "minLength": 1}}},
-        "description": "Legacy: offered as function tools; the answer's call comes back as `function_call`."}
-    properties["function_call"] = {"nullable": True, "oneOf": [
-        {"type": "string", "enum": ["none", "auto"]},
-        {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1}}}],
-        "description": "Legacy: sent as `tool_choice`."}
+    # Two branches, as functions.as_tools reads them: without legacy functions (`functions` and `function_call`
+    # absent or null), or with them (a non-empty `functions`, no `tools`; OpenAI refuses the same, issue 41).
     properties["gavel"] = {**extension, "nullable": True}
-    return {"type": "object", "required": ["model", "messages"], "properties": properties,
-            "additionalProperties": True}
+    only_null = {"nullable": True, "not": {}}  # null or absent (an enum of null would be named by the enum hook)
+    legacy = {
+        "functions": {"type": "array", "minItems": 1, "items": {
+            "type": "object", "required": ["name"], "additionalProperties": True,
+            "properties": {"name": {"type": "string", "minLength": 1}}},
+            "description": "Legacy: offered as function tools; the answer's call comes back as `function_call`."},
+        "function_call": {"nullable": True, "oneOf": [
+            {"type": "string", "enum": ["none", "auto"]},
+            {"type": "object", "required": ["name"], "properties": {"name": {"type": "string", "minLength": 1}}}],
+            "description": "Legacy: sent as `tool_choice`; needs `functions`."},
+        "tools": {**only_null, "description": "Not with the legacy `functions`."},
+    }
+    plain = {"functions": {**only_null, "description": "Legacy function calling: see the other branch."},
+             "function_call": {**only_null, "description": "Legacy: needs `functions`."}}
+    return {"anyOf": [
+        {"type": "object", "required": ["model", "messages"], "properties": {**properties, **plain},
+         "additionalProperties": True},
+        {"type": "object", "required": ["model", "messages", "functions"], "properties": {**properties, **legacy},
+         "additionalProperties": True},
+    ]}

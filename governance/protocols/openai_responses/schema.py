@@ -33,8 +33,8 @@ ITEM = {"oneOf": [
     {"type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["reasoning"]}}},
 ], "description": "A message (`role`, `content`: a string or text parts), a `function_call` (`call_id`, `name`, "
    "`arguments`), a `function_call_output` (`call_id`, `output`) or a `reasoning` item passed back (not sent to "
-   "the provider). Other members an item carries (`id`, `status`) are ignored. What no schema says: an input "
-   "of reasoning items only has nothing to screen (400 naming `input`)."}
+   "the provider). Other members an item carries (`id`, `status`) are ignored. An input of reasoning items "
+   "only has nothing to screen: `input` holds one item of another type."}
 FUNCTION_TOOL = {"type": "object", "required": ["type", "name"], "properties": {
     "type": {"type": "string", "enum": ["function"]}, "name": {"type": "string", "minLength": 1},
     "description": {"type": "string"}, "parameters": {"type": "object", "additionalProperties": True},
@@ -59,7 +59,9 @@ TEXT = {"type": "object", "properties": {
             "schema": {"type": "object", "additionalProperties": True}, "strict": {"type": "boolean"}}}]},
     "verbosity": {"type": "string", "description": "Reaches the provider as verbosity."}}}
 SPECIFIC = {
-    "input": {"oneOf": [PLAIN, {"type": "array", "items": ITEM, "minItems": 1}]},
+    # A list with one item that is not a reasoning item passed back: reasoning alone has nothing to screen.
+    "input": {"oneOf": [PLAIN, {"type": "array", "items": ITEM, "minItems": 1, "not": {"type": "array", "items": {
+        "type": "object", "required": ["type"], "properties": {"type": {"type": "string", "enum": ["reasoning"]}}}}}]},
     "instructions": PLAIN,
     "tools": {"type": "array", "items": {"oneOf": [FUNCTION_TOOL, NAMESPACE_TOOL, HOSTED_TOOL]}},
     "tool_choice": {"oneOf": [{"type": "string", "enum": ["auto", "none", "required"]},
