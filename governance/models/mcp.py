@@ -64,7 +64,8 @@ class McpServer(models.Model):
 class McpTool(models.Model):
     """One upstream tool as last seen, and the description and schema an administrator approved."""
 
-    server = models.ForeignKey(McpServer, on_delete=models.CASCADE, related_name="tools", verbose_name=_("server"))
+    server = models.ForeignKey(McpServer, on_delete=models.CASCADE, related_name="tools", verbose_name=_("server"),
+                               help_text=_("The MCP server that lists this tool."))
     name = models.CharField(_("name"), max_length=200, help_text=_("The tool's upstream name, offered as is."))
     description = models.TextField(_("description"), blank=True, default="",
                                    help_text=_("The description as the upstream last listed it."))
@@ -72,9 +73,14 @@ class McpTool(models.Model):
                                     help_text=_("The input schema as the upstream last listed it."))
     seen_at = models.DateTimeField(_("seen at"), null=True, blank=True,
                                    help_text=_("When Gavel last read the tool from its server."))
-    approved_description = models.TextField(_("approved description"), blank=True, default="")
-    approved_schema = models.JSONField(_("approved input schema"), null=True, blank=True)
-    approved_by = models.CharField(_("approved by"), max_length=150, blank=True, default="")
+    approved_description = models.TextField(
+        _("approved description"), blank=True, default="",
+        help_text=_("The description an administrator approved; a tool whose description differs is withheld."))
+    approved_schema = models.JSONField(
+        _("approved input schema"), null=True, blank=True,
+        help_text=_("The input schema an administrator approved; a tool whose schema differs is withheld."))
+    approved_by = models.CharField(_("approved by"), max_length=150, blank=True, default="",
+                                   help_text=_("Who approved the tool as it is pinned now."))
     approved_at = models.DateTimeField(_("approved at"), null=True, blank=True,
                                        help_text=_("Blank: never approved, so never offered."))
 

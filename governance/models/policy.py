@@ -198,7 +198,8 @@ class Configuration(models.Model):
     # are treated. Server names, not foreign keys, as the policy file writes them (governance/models/mcp.py).
     mcp_servers = models.JSONField(
         _("MCP servers"), default=list, blank=True, validators=[validate_tool_names],
-        help_text=_("Names of the MCP servers whose approved tools this configuration offers at /mcp/<identifier>."))
+        help_text=_("Names of the MCP servers whose approved tools this configuration offers at /mcp/ followed by its "
+                    "identifier (e.g. /mcp/newsroom)."))
     approve_tools = models.JSONField(
         _("tools needing approval"), default=list, blank=True, validators=[validate_tool_names],
         help_text=_("Tools whose calls wait for an editor's decision in the review UI before they are forwarded."))

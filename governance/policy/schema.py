@@ -229,7 +229,7 @@ def section_schemas() -> dict:
                          description="No white space at either end."),
             "configurations": {**CONFIGURATION_REFS, "type": "array", "minItems": 1},
             "forbidden": strings(description=(
-                "Terms, one per item; `term => suggestion` gives a suggestion. The term syntax (SPEC §5) is "
+                "Terms, one per item; `term => suggestion` gives a suggestion. The term syntax (docs/termlists.md) is "
                 "checked by the import (400 at the term's path).")),
             "required": strings(),
             "site": text(max_length=100, nullable=True, pattern=f"^$|{SLUG}"),

@@ -10,7 +10,7 @@ from django.utils.functional import Promise
 GAVEL_APPS = ("governance", "snippets", "termlists", "judging")
 
 # English texts that are the same word in German: translated, yet identical.
-SAME_IN_GERMAN = frozenset({"normal"})
+SAME_IN_GERMAN = frozenset({"normal", "URL"})
 
 # Choices that name a language in that language (as Django's own language menu does), on purpose untranslated.
 OWN_NAME_CHOICES = {("governance.UserProfile", "language")}
