@@ -161,17 +161,17 @@ MIDDLEWARE = [
     "governance.evidence.tracing.RequestIdMiddleware",  # the request id on trace spans (SPEC §13.2)
     "django.middleware.security.SecurityMiddleware",
     # Content-Security-Policy on every response (SPEC §11.4): settings below.
-    "governance.lanes.ContentSecurityPolicy",  # django-csp's, its header built once
+    "csp.middleware.CSPMiddleware",
     # /healthz answers a load balancer's probe by IP: before CommonMiddleware's Host check (the HTTPS
     # redirect exempts it: SECURE_REDIRECT_EXEMPT), after the security headers are added.
     "governance.health.HealthProbeMiddleware",
-    "governance.lanes.StaticFiles",  # whitenoise; with the user and messages: pages only (governance/lanes.py)
+    "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "governance.lanes.Authentication",
-    "governance.lanes.Messages",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
     "governance.middleware.UserLanguageMiddleware",
     # Before anything reads the body: an admin form over the upload limit returns to its page, saying the limit.
     "governance.middleware.AdminBodyLimitMiddleware",

@@ -37,7 +37,7 @@ WINGS = {
     "governance.errors": "base", "governance.messages": "base", "governance.models": "base",
     "governance.cache": "base",  # the Redis client behind the cache, for the throttle and provider limits
     "governance.postgresql": "base",  # the database backend (ENGINE): under the models, imports nothing of ours
-    "governance.middleware": "http", "governance.lanes": "http", "governance.pages": "http",  # what every surface answers with
+    "governance.middleware": "http", "governance.pages": "http",  # what every surface answers with
     "governance.celery": "work",  # the Celery app belongs to queued work (`celery -A governance` finds it)
     "governance.api.schema": "site",  # the OpenAPI document spans every surface
     "governance.records": "records",

@@ -38,7 +38,7 @@ def test_pages_answer_503_with_a_plain_page_while_the_database_is_down(superuser
 
 def test_the_api_still_answers_its_json_503(superuser_client, monkeypatch):
     # Every statement fails, the token's written-out lookup too (the API authenticates by token only:
-    # the session's user is never loaded on a JSON path, governance/lanes.py).
+    # the session's user is never loaded on a JSON path: nothing there reads request.user).
     monkeypatch.setattr(compiler.SQLCompiler, "execute_sql", unreachable)
     monkeypatch.setattr(CursorWrapper, "execute", unreachable)
     response = superuser_client.get("/api/v1/tasks", HTTP_AUTHORIZATION="Bearer gvt_x")

@@ -74,40 +74,7 @@ def test_two_threads_never_share_a_field_tree():
     assert _completion({}).fields["messages"] is not trees["a"]
 
 
-# --- the consumers' lane: browser middleware passed by on JSON paths only (governance/lanes.py) ---------
-def test_the_user_and_messages_are_passed_by_on_json_paths_and_kept_on_pages():
-    from django.contrib.sessions.middleware import SessionMiddleware
-    from django.http import HttpResponse
-    from django.test import RequestFactory
-
-    from governance.lanes import Authentication, Messages
-
-    seen = {}
-
-    def view(request):
-        seen[request.path] = (hasattr(request, "user"), hasattr(request, "_messages"))
-        return HttpResponse("ok")
-
-    chain = SessionMiddleware(Authentication(Messages(view)))
-    factory = RequestFactory()
-    chain(factory.get("/api/v1/screenings"))
-    chain(factory.get("/admin/"))
-    assert seen == {"/api/v1/screenings": (False, False), "/admin/": (True, True)}
-
-
-def test_a_middleware_with_a_hook_is_refused_not_half_passed_by():
-    from django.core.exceptions import ImproperlyConfigured
-    from django.middleware.csrf import CsrfViewMiddleware
-
-    from governance.lanes import BrowserOnly
-
-    class Csrf(BrowserOnly, CsrfViewMiddleware):
-        pass
-
-    with pytest.raises(ImproperlyConfigured, match="process_view"):
-        Csrf(lambda request: None)
-
-
+# --- the middleware of every path ------------------------------------------------------------------------
 def test_the_admin_still_refuses_a_post_without_its_csrf_token(db):
     from django.test import Client
 
@@ -115,7 +82,7 @@ def test_the_admin_still_refuses_a_post_without_its_csrf_token(db):
     assert response.status_code == 403
 
 
-def test_the_csp_header_built_once_is_django_csps_own_and_follows_the_setting(client, settings):
+def test_the_csp_header_is_django_csps_own_and_follows_the_setting(client, settings):
     from csp.utils import build_policy
 
     for path in ("/healthz", "/admin/login/"):
@@ -123,22 +90,3 @@ def test_the_csp_header_built_once_is_django_csps_own_and_follows_the_setting(cl
     assert "script-src 'self'" in build_policy()
     settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"default-src": ["'none'"]}}
     assert client.get("/admin/login/")["Content-Security-Policy"] == "default-src 'none'"
-
-
-def test_a_nonce_asked_for_still_reaches_the_header(settings):
-    from csp.constants import NONCE, SELF
-    from django.http import HttpResponse
-    from django.test import RequestFactory
-
-    from governance.lanes import ContentSecurityPolicy
-
-    def view(request):
-        return HttpResponse(str(request.csp_nonce))
-
-    settings.CONTENT_SECURITY_POLICY = {"DIRECTIVES": {"script-src": [SELF, NONCE]}}
-    middleware = ContentSecurityPolicy(view)
-    request = RequestFactory().get("/review/")
-    middleware.process_request(request)
-    response = middleware.process_response(request, view(request))
-    directives = set(response["Content-Security-Policy"].split("; "))  # django-csp's order varies
-    assert directives == {"default-src 'self'", f"script-src 'self' 'nonce-{response.content.decode()}'"}
