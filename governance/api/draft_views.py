@@ -49,7 +49,8 @@ class PublishRequest(StrictSerializer):
         r"^[0-9a-f]{64}$", help_text="The draft's `revision` as the approver read it (GET …/drafts/{id}): a draft "
                                      "that changed since is 409 draft_changed, nothing published.")
     allow_regressions = serializers.BooleanField(
-        default=False, help_text="Publish even when passing examples would fail (counted in the version).")
+        default=False, help_text="Publish even when passing examples would fail (counted in the version). Not with "
+                                 "publish_at: the worker never accepts a regression (422).")
     publish_at = serializers.DateTimeField(
         required=False, allow_null=True,
         help_text="Instead of publishing now, let the worker publish this revision at this time (ISO 8601), "
@@ -58,8 +59,9 @@ class PublishRequest(StrictSerializer):
 
     def validate(self, attrs):
         if attrs.get("publish_at") is not None and attrs.get("allow_regressions"):
-            raise serializers.ValidationError(
-                {"allow_regressions": ["The worker never accepts a regression: publish in person to accept one."]})
+            # Each member keeps its schema; together they ask what cannot be done: 422, not 400 (decision 0051).
+            message = _("The worker never accepts a regression: publish in person to accept one.")
+            raise Unprocessable(message, fields={"allow_regressions": [message]})
         return attrs
 
 
@@ -206,7 +208,9 @@ class DraftPublishView(GavelAPIView):
     parser_classes = [BodyParser]
 
     @extend_schema(
-        request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
+        request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT, 422: OpenApiResponse(
+            api_serializers.ErrorSerializer, description="allow_regressions with publish_at: the worker never "
+                                                         "accepts a regression.")},
         summary="Publish a draft through the release gate",
         description="The live policy of this moment with the draft's changes, imported through the gate, if the "
                     "draft is still the `revision` the approver read (409 draft_changed otherwise): 409 "

@@ -125,6 +125,12 @@ def test_publish_at_over_the_api_and_the_version_names_author_and_approver(make_
     bad = approver.post(f"/api/v1/policy/drafts/{made['id']}/publish",
                         {"revision": made["revision"], "publish_at": "tomorrow"}, format="json")
     assert bad.status_code == 400 and "publish_at" in bad.json()["error"]["fields"]
+    # Each member is well formed, together they ask the worker to accept a regression: 422, nothing scheduled.
+    regressing = approver.post(f"/api/v1/policy/drafts/{made['id']}/publish",
+                               {"revision": made["revision"], "publish_at": at, "allow_regressions": True},
+                               format="json")
+    assert regressing.status_code == 422 and "allow_regressions" in regressing.json()["error"]["fields"]
+    assert approver.get(f"/api/v1/policy/drafts/{made['id']}?replay=0").json()["draft"]["publish_at"] is None
     scheduled = approver.post(f"/api/v1/policy/drafts/{made['id']}/publish",
                               {"revision": made["revision"], "publish_at": at}, format="json")
     assert scheduled.status_code == 200, scheduled.content
