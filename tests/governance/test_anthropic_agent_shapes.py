@@ -107,8 +107,16 @@ def test_deferred_tools_are_offered_once_a_tool_search_or_a_tool_addition_loads_
     assert {"role": "system", "content": "Tools changed."} in sent(provider_server)["messages"]
 
 
+def test_a_system_turn_may_also_come_first(agent, provider_server):
+    # The schema allows a system turn anywhere (the fuzz found the server refusing one first): its text goes to
+    # the model as system text where it stands, as a later one does.
+    response = post(agent, messages=[{"role": "system", "content": "First."}, *USER])
+    assert response.status_code == 200, response.content
+    assert {"role": "system", "content": "First."} in sent(provider_server)["messages"]
+
+
 @pytest.mark.parametrize(("messages", "param", "code"), [
-    ([{"role": "system", "content": "First."}], "messages[0].role", "invalid"),
+    ([*USER, {"role": "tool", "content": "x"}], "messages[1].role", "invalid"),
     ([*USER, {"role": "system", "content": [{"type": "image", "source": {}}]}], "messages[1].content[0].type",
      "unsupported_parameter"),
     ([*USER, {"role": "system", "content": [{"type": "tool_addition", "tool": {"type": "x"}}]}],

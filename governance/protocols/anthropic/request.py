@@ -98,15 +98,15 @@ class Reader:
                 self.bad(name, _("Give a message: an object with a role and content."))
                 continue
             role, content = message.get("role"), message.get("content")
-            if role == "system" and index > 0:
-                # A mid-conversation system turn (Claude Code's environment, its tool changes): its text goes to
-                # the model as system text where it stands; its tool changes decide the tools offered.
+            if role == "system":
+                # A system turn (Claude Code's environment, its tool changes; first or mid-conversation): its text
+                # goes to the model as system text where it stands; its tool changes decide the tools offered.
                 translated = self.system_turn(name, content)
                 result += translated
                 origins += [index] * len(translated)
                 continue
             if role not in ("user", "assistant"):
-                self.bad(f"{name}.role", _("Give user or assistant (a system turn only after the first message)."))
+                self.bad(f"{name}.role", _("Give user, assistant or system."))
                 continue
             if isinstance(content, str):
                 translated = [{"role": role, "content": content}]

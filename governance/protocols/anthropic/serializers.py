@@ -41,7 +41,10 @@ SYSTEM_BLOCK = {"oneOf": [
     _block("tool_addition", ["tool"], tool={"oneOf": [TOOL_REFERENCE, {
         "type": "object", "required": ["type", "definition"], "additionalProperties": True, "properties": {
             "type": {"type": "string", "pattern": "^tool_definition$"},
-            "definition": {"type": "object", "additionalProperties": True}}}]}),
+            "definition": {"type": "object", "required": ["name", "input_schema"], "additionalProperties": True,
+                           "properties": {"name": {"type": "string", "minLength": 1},
+                                          "input_schema": {"type": "object"},
+                                          "type": {"type": "string", "enum": ["custom"]}}}}}]}),
     _block("tool_removal", ["tool"], tool=TOOL_REFERENCE),
 ]}
 ASSISTANT_BLOCK = {"oneOf": [
@@ -111,12 +114,15 @@ def request_schema(model: dict, extension: dict) -> dict:
                                "defer_loading": {"type": "boolean", "nullable": True}}}},
                 "Client tools only: a built-in (server) tool is refused, naming it. A tool with defer_loading is "
                 "offered once a tool_reference or a tool_addition loads it."),
-            "tool_choice": _optional({"type": "object", "required": ["type"], "additionalProperties": True,
-                                      "properties": {"type": {"type": "string", "pattern": "^(auto|any|none|tool)$"},
-                                                     "name": {"type": "string", "minLength": 1},
-                                                     "disable_parallel_tool_use": {"type": "boolean",
-                                                                                   "nullable": True}}},
-                                     "`tool` needs a `name`. Sent with `tools` only."),
+            "tool_choice": _optional({"oneOf": [
+                {"type": "object", "required": ["type"], "additionalProperties": True,
+                 "properties": {"type": {"type": "string", "enum": ["auto", "any", "none"]},
+                                "disable_parallel_tool_use": {"type": "boolean", "nullable": True}}},
+                {"type": "object", "required": ["type", "name"], "additionalProperties": True,
+                 "properties": {"type": {"type": "string", "enum": ["tool"]},
+                                "name": {"type": "string", "minLength": 1},
+                                "disable_parallel_tool_use": {"type": "boolean", "nullable": True}}},
+            ]}, "`tool` needs a `name`. Sent with `tools` only."),
             "mcp_servers": _optional({"type": "array", "maxItems": 0},
                                      "Refused unless empty: Gavel cannot screen what runs there."),
             "container": _optional({"type": "string", "maxLength": 0},
