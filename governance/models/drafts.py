@@ -52,6 +52,14 @@ class PolicyDraft(models.Model):
     regressions_accepted = models.PositiveIntegerField(
         _("regressions accepted"), default=0,
         help_text=_("Passing examples the approver accepted would fail when publishing."))
+    replay_judges = models.BooleanField(
+        _("replay with judges"), default=True,
+        help_text=_("Whether the draft's report runs the judges again on the stored texts, within the cost cap."))
+    schedule_failure = models.CharField(
+        _("schedule failure"), max_length=1000, blank=True, default="",
+        help_text=_("Why the draft was not published at its set time; cleared when it is scheduled again."))
+    schedule_failed_at = models.DateTimeField(_("schedule failed at"), null=True, blank=True,
+                                              help_text=_("When publishing at the set time was refused."))
     created_at = models.DateTimeField(_("created"), default=timezone.now, help_text=_("When the draft was opened."))
     updated_at = models.DateTimeField(_("updated"), auto_now=True, help_text=_("When the draft last changed."))
 

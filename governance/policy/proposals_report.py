@@ -58,7 +58,7 @@ def diff_text(live: dict, document: dict, *, live_version: int, draft_id) -> str
 def draft_report(draft: PolicyDraft, *, replay_tasks: int | None = replaying.DEFAULT_REPLAY,
                  replay_hours: float | None = None, judges: str = "skip", replay_judges: bool = False,
                  cost_cap: float | None = None, task_ids: bool = True) -> dict:
-    """The draft's report (shape in docs/policy.md, "Drafts"). With `replay_hours`, the window is the
+    """The draft's report (shape in docs/releases.md, "Drafts"). With `replay_hours`, the window is the
     retained texts of the last hours (at most MAX_WINDOW_TASKS); else the last `replay_tasks` tasks."""
     if judges not in JUDGE_MODES:
         raise ValueError(f"judges must be one of {JUDGE_MODES}")
