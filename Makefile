@@ -8,7 +8,8 @@ PORT ?= 8000
 # The tests run on every core (pytest-xdist, at most 4 workers): `make test TEST_WORKERS=0` runs them in one process.
 # Each worker has its own test database, Redis databases and metrics folder (tests/parallel.py).
 TEST_WORKERS ?= auto
-XDIST := -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup
+# Tests are handed out in collection order, the longest first (tests/ordering.py), so the workers end together.
+XDIST := -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup --no-loadscope-reorder
 # What `make test-fast` leaves out: the real client libraries, the browser and the README's fresh copy.
 SLOW_MARKERS := not clients and not browser and not readme
 
@@ -37,8 +38,8 @@ run: install ## Serve the embedded default (SQLite, eager Celery, the demo) on 1
 	GAVEL_EMBEDDED=1 DEBUG=$${DEBUG:-1} $(PY) manage.py runserver 127.0.0.1:$(PORT)
 
 # Every test. Uses DATABASE_URL / CELERY_BROKER_URL when set (CI sets PostgreSQL and Redis).
-test: install ## Run every test, on every core
-	$(PY) -m pytest -q $(XDIST) $(PYTEST_ARGS)
+test: install ## Run every test, on every core (and print the 30 slowest)
+	$(PY) -m pytest -q $(XDIST) --durations=30 $(PYTEST_ARGS)
 
 test-fast: install ## Run the tests without real clients, browser and README copy: a quick loop
 	$(PY) -m pytest -q $(XDIST) -m "$(SLOW_MARKERS)" $(PYTEST_ARGS)
