@@ -173,6 +173,9 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "governance.middleware.UserLanguageMiddleware",
+    # After the messages, the user and their language: a person's draft news, once, on their next admin page
+    # (decision 0053).
+    "governance.admin.notices.DraftNoticesMiddleware",
     # Before anything reads the body: an admin form over the upload limit returns to its page, saying the limit.
     "governance.middleware.AdminBodyLimitMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",

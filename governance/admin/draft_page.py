@@ -11,7 +11,7 @@ from django.urls import reverse
 from django.utils.translation import gettext_lazy as _
 from django.utils.translation import pgettext_lazy
 
-from governance.models import Task
+from governance.models import GovernanceEvent, Task
 from governance.policy.dump import to_yaml
 from governance.policy.replay import DEFAULT_REPLAY
 from governance.work import editors
@@ -167,3 +167,25 @@ def replay_rows(replay: dict, user, changes: list[dict] = ()) -> dict:
     return {"window": replay.get("window") or {}, "screened": replay.get("screened", 0),
             "counts": replay.get("counts") or {}, "items": rows, "readable": readable,
             "not_screened": replay.get("not_screened")}
+
+
+# What each of a draft's governance events says on its page (the log's own labels name the decision).
+EVENT_WORDS = {"draft.created": _("opened"), "draft.submitted": _("submitted"), "draft.sent_back": _("sent back"),
+               "draft.withdrawn": _("withdrawn"), "draft.approval_withdrawn": _("approval withdrawn: changed after it"),
+               "draft.publish_refused": _("publishing refused"), "draft.published": _("published as version %(version)s")}
+
+
+def draft_history(draft) -> list[dict]:
+    """The draft's events, oldest first: when (the page names the time zone), what, and who — the author's
+    acts and the approvers' alike; a refusal at the set time says it was the worker's."""
+    rows = []
+    for event in GovernanceEvent.objects.filter(correlation_id=f"draft-{draft.pk}", check_name="policy").order_by(
+            "at", "id")[:200]:
+        kind = event.detail.get("event", "")
+        what = str(EVENT_WORDS.get(kind, event.get_decision_display()))
+        if kind == "draft.published":
+            what = what % {"version": event.detail.get("version")}
+        if event.detail.get("scheduled"):
+            what = _("%(what)s (at the set time)") % {"what": what}
+        rows.append({"at": event.at, "what": what, "who": event.actor})
+    return rows

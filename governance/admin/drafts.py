@@ -14,10 +14,11 @@ from django.core.exceptions import PermissionDenied
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import dateformat, timezone
 from django.utils.translation import gettext_lazy as _
 
-from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows, diff_lines, example_rows,
-                                         may_read_texts, replay_rows)
+from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows, diff_lines, draft_history,
+                                         example_rows, may_read_texts, replay_rows)
 from governance.errors import GavelError
 from governance.models import PolicyDraft
 from governance.policy import PolicyInvalid, proposals, proposals_report
@@ -47,9 +48,16 @@ class NewDraftForm(forms.ModelForm):
 
 
 class ScheduleForm(forms.Form):
+    # Read (and shown) in the active time zone, which the page names beside the field.
     publish_at = forms.DateTimeField(label=_("Publish at"), required=False,
-                                     widget=forms.DateTimeInput(attrs={"type": "datetime-local"}),
+                                     widget=forms.DateTimeInput(attrs={"type": "datetime-local"},
+                                                                format="%Y-%m-%dT%H:%M"),
                                      input_formats=["%Y-%m-%dT%H:%M", "%Y-%m-%d %H:%M", "%Y-%m-%dT%H:%M:%S"])
+
+
+def with_zone(moment) -> str:
+    """A time as the draft page writes it: in the active time zone, named (2026-03-02 14:00 UTC)."""
+    return dateformat.format(timezone.localtime(moment), "Y-m-d H:i T")
 
 
 @admin.register(PolicyDraft)
@@ -141,7 +149,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
                 if form.is_valid():
                     at = form.cleaned_data["publish_at"]
                     proposals.schedule_publish(draft, user, at, revision=(post.get("revision") or "") if at else None)
-                    messages.success(request, MSG_SCHEDULED % {"at": at} if at else MSG_UNSCHEDULED)
+                    messages.success(request, MSG_SCHEDULED % {"at": with_zone(at)} if at else MSG_UNSCHEDULED)
                 else:
                     messages.error(request, " ".join(str(e) for e in form.errors.get("publish_at", [])))
             else:
@@ -150,7 +158,9 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             # The refusal is the page itself: the regressions named, and for an approver the box to accept them.
             messages.error(request, str(exc))
             return self.draft_page(request, draft, refused=exc.plan.regressions)
-        except (GavelError, PolicyInvalid, ValueError) as exc:
+        except PolicyInvalid as exc:
+            messages.error(request, str(proposals.invalid_draft(draft, exc)))  # each path, records by name
+        except (GavelError, ValueError) as exc:
             messages.error(request, str(exc))
         return HttpResponseRedirect(here)
 
@@ -188,6 +198,8 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "four_eyes_blocks": proposals.may_approve(user) and not proposals.can_publish(user, draft),
             "refused": refused,
             "schedule": ScheduleForm(initial={"publish_at": draft.publish_at}),
+            "schedule_zone": timezone.get_current_timezone_name(),
+            "history": draft_history(draft),
             # The publish and schedule buttons name the draft as this page shows it (SPEC §12.5).
             "revision": proposals.revision_of(draft),
             "is_administrator": is_administrator(user),

@@ -31,6 +31,10 @@ from governance.policy.replay import narrowest_window
 from governance.policy.testing import JUDGE_MODES
 
 CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
+# A draft whose changes make no valid policy is refused at submit and at publish alike (decision 0051: the
+# request keeps its schema, what it asks cannot be done).
+DRAFT_INVALID = ("invalid_policy: the draft's changes, applied to the live policy, do not make a valid policy; "
+                 "`fields` names every path, a record by its name (`examples:plain-news.configuration`).")
 
 
 class DraftRequest(StrictSerializer):
@@ -188,8 +192,15 @@ class DraftActionView(GavelAPIView):
 class DraftSubmitView(DraftActionView):
     action = "submit"
 
-    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT},
-                   summary="Submit an open draft for approval")
+    @extend_schema(request=None, responses={200: OpenApiTypes.OBJECT, **ERRORS, 409: OpenApiResponse(
+        api_serializers.ErrorSerializer, description="draft_conflicts (naming each record changed live and in the "
+                                                     "draft) or draft_status (the draft is not open)."),
+        422: OpenApiResponse(api_serializers.ErrorSerializer, description=DRAFT_INVALID)},
+                   summary="Submit an open draft for approval",
+                   description="Only a draft that could be published as it stands is submitted: 409 draft_conflicts "
+                               "while a record changed live and in the draft, 422 invalid_policy when its changes "
+                               "make no valid policy. Regressions of examples do not stop a submission: the report "
+                               "counts them and the approver decides when publishing.")
     def post(self, request, draft_id: int):
         return super().post(request, draft_id)
 
@@ -209,16 +220,17 @@ class DraftPublishView(GavelAPIView):
 
     @extend_schema(
         request=PublishRequest, responses={200: OpenApiTypes.OBJECT, **ERRORS, **CONFLICT, 422: OpenApiResponse(
-            api_serializers.ErrorSerializer, description="allow_regressions with publish_at: the worker never "
-                                                         "accepts a regression.")},
+            api_serializers.ErrorSerializer, description="allow_regressions with publish_at (the worker never "
+                                                         "accepts a regression), or " + DRAFT_INVALID)},
         summary="Publish a draft through the release gate",
         description="The live policy of this moment with the draft's changes, imported through the gate, if the "
                     "draft is still the `revision` the approver read (409 draft_changed otherwise): 409 "
                     "examples_regressed (naming them) unless allow_regressions, 409 draft_conflicts while a record "
                     "changed live and in the draft, 403 four_eyes when GAVEL_POLICY_FOUR_EYES is on and this "
                     "consumer opened the draft, 403 admin_only_fields when it changes admin-only fields or removes "
-                    "records and the approver is no administrator. With publish_at, the draft is scheduled instead "
-                    "(the answer's publish_at and scheduled_by say so).")
+                    "records and the approver is no administrator, 422 invalid_policy when its changes make no "
+                    "valid policy. With publish_at, the draft is scheduled instead (the answer's publish_at and "
+                    "scheduled_by say so).")
     def post(self, request, draft_id: int):
         data = self.parsed(PublishRequest, request)
         draft = _draft(draft_id)
@@ -229,8 +241,8 @@ class DraftPublishView(GavelAPIView):
             version = proposals.publish(draft, request.user, allow_regressions=data["allow_regressions"],
                                         revision=data["revision"])
         except policy.PolicyInvalid as exc:
-            raise BadInput(_("The draft no longer makes a valid policy; nothing was written."),
-                           code="invalid_policy", fields=exc.errors) from exc
+            # Schema-valid request, a draft that cannot be applied: 422 (decision 0051), every path named.
+            raise proposals.invalid_draft(draft, exc) from exc
         draft.refresh_from_db()
         body = _summary(draft)
         body["version"] = version

@@ -25,6 +25,7 @@ from governance.errors import NotGranted, UnknownRecord
 from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment, PolicyVersion
 from governance.policy import export_policy, format
 from governance.policy.drafts import draft_policy
+from governance.policy.draft_refusals import MSG_DRAFT_INVALID, DraftInvalid, named_paths
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.proposal_rights import admin_only_changes
 from governance.policy.release import ExamplesRegressed, apply_release
@@ -409,9 +410,33 @@ def draft_from_version(number: int, user) -> PolicyDraft:
 # --- approval ---------------------------------------------------------------------------------
 
 
+def require_publishable(draft: PolicyDraft) -> None:
+    """A draft that could not be published is not handed to the approvers: DraftConflicts (409) while a
+    record changed live and in the draft, DraftInvalid (422) when its changes make no valid policy. A
+    regression is not checked here: the approver weighs it when publishing (the report counts it)."""
+    from governance.policy import PolicyInvalid
+
+    document, conflicts = draft_document(draft)
+    if conflicts:
+        raise DraftConflicts(conflicts)
+    try:
+        normalized(document, prune=True)
+    except PolicyInvalid as exc:
+        raise invalid_draft(draft, exc, document) from exc
+
+
+def invalid_draft(draft: PolicyDraft, exc, document: dict | None = None) -> DraftInvalid:
+    """PolicyInvalid of the draft's document as the draft's refusal: every path, records by name."""
+    fields = named_paths(exc.errors, document if document is not None else draft_document(draft)[0])
+    listed = "; ".join(f"{path}: {' '.join(messages)}" for path, messages in fields.items())
+    return DraftInvalid(str(MSG_DRAFT_INVALID) % {"errors": listed}, fields=fields)
+
+
 def submit(draft: PolicyDraft, user) -> None:
-    """The author hands the draft to the approvers: open → submitted."""
+    """The author hands the draft to the approvers: open → submitted, if it could be published as it stands
+    (`require_publishable`)."""
     _require_status(draft, PolicyDraft.Status.OPEN)
+    require_publishable(draft)
     draft.status = PolicyDraft.Status.SUBMITTED
     _pin(draft)  # submitted as it stands: a later change sends it back (`_after_change`)
     draft.save(update_fields=["status", "approved_revision", "approval_withdrawn", "updated_at"])
@@ -452,7 +477,11 @@ def schedule_publish(draft: PolicyDraft, user, at, *, revision: str | None = Non
         _pin(draft)
     draft.publish_at = at
     draft.scheduled_by = actor_label(user)[:200] if at is not None else ""
-    draft.save(update_fields=["publish_at", "scheduled_by", "approved_revision", "approval_withdrawn", "updated_at"])
+    fields = ["publish_at", "scheduled_by", "approved_revision", "approval_withdrawn", "updated_at"]
+    if at is not None:  # scheduled again: the last failure is history (its event stays in the log)
+        draft.schedule_failure, draft.schedule_failed_at = "", None
+        fields += ["schedule_failure", "schedule_failed_at"]
+    draft.save(update_fields=fields)
 
 
 def _require_revision(draft: PolicyDraft, revision: str | None) -> None:
@@ -516,7 +545,9 @@ def publish_due(now=None) -> list[dict]:
     """Publish the drafts whose `publish_at` has come (the worker, every sweep interval; on the embedded
     default `manage.py publish_due_drafts`). Open or submitted drafts that an approver scheduled
     (`schedule_publish`) go through the gate against the policy of this moment; a refused one stays as
-    it is with its time cleared (its `publish_refused` event says why), so it is not tried again each minute.
+    it is with its time cleared, so it is not tried again each minute, and keeps why and when in
+    `schedule_failure` and `schedule_failed_at` (the draft's page and the API show them, the approver who
+    scheduled it is told on their next admin page; its `publish_refused` event says it too).
     The worker never accepts a regression: an approver does that in person."""
     from governance.policy import PolicyInvalid
 
@@ -532,5 +563,16 @@ def publish_due(now=None) -> list[dict]:
             version = _publish(draft, draft.scheduled_by, allow_regressions=False, scheduled=True)
             results.append({"draft": draft.pk, "published": version})
         except (DraftConflicts, DraftChanged, ExamplesRegressed, PolicyInvalid) as exc:
-            results.append({"draft": draft.pk, "refused": getattr(exc, "code", "invalid_policy")})
+            code = getattr(exc, "code", "invalid_policy")
+            _keep_failure(draft, exc, now)
+            results.append({"draft": draft.pk, "refused": code})
     return results
+
+
+def _keep_failure(draft: PolicyDraft, exc, now) -> None:
+    """Why the worker did not publish the draft at its time, kept on the draft until it is scheduled again."""
+    from governance.policy import PolicyInvalid
+
+    reason = str(invalid_draft(draft, exc) if isinstance(exc, PolicyInvalid) else exc)
+    PolicyDraft.objects.filter(pk=draft.pk).update(schedule_failure=reason[:1000], schedule_failed_at=now)
+    draft.schedule_failure, draft.schedule_failed_at = reason[:1000], now

@@ -41,6 +41,9 @@ def draft_facts(draft: PolicyDraft) -> dict:
         "base_version": draft.base_version, "live_version": live, "base_moved": live != draft.base_version,
         "publish_at": draft.publish_at.isoformat() if draft.publish_at else None,
         "scheduled_by": draft.scheduled_by, "published_version": draft.published_version,
+        # The worker's last refusal to publish at the set time, until the draft is scheduled again.
+        "schedule_failure": draft.schedule_failure or None,
+        "schedule_failed_at": draft.schedule_failed_at.isoformat() if draft.schedule_failed_at else None,
         "approver": draft.approver_label, "regressions_accepted": draft.regressions_accepted,
         "created_at": draft.created_at.isoformat(), "updated_at": draft.updated_at.isoformat(),
         "comments": [{"author": c.author_label, "text": c.text, "at": c.created_at.isoformat()}
