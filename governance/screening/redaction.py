@@ -290,6 +290,7 @@ def _with_hidden(text: str, start: int, end: int, edits: list) -> list:
 
 # What can hide a key from the patterns above: a tag, an entity, an invisible format character.
 _MAY_HIDE = re.compile(_HIDER)
+_INVISIBLE = re.compile(f"[{_INVISIBLE_CLASS}]")
 
 
 def _normalised(text: str) -> tuple[str, list[int]]:
@@ -310,7 +311,9 @@ def _normalised(text: str) -> tuple[str, list[int]]:
                 pieces.append(value)
                 where.extend(range(token.start(), token.end()))
             else:
-                decoded = "".join(c for c in decoded if not _MAY_HIDE.match(c))
+                # An entity may stand for an invisible character (dropped, as the term matcher drops it);
+                # "&amp;" and "&lt;" stand for characters a reader sees, which stay and end a key.
+                decoded = "".join(c for c in decoded if not _INVISIBLE.match(c))
                 pieces.append(decoded)
                 where.extend([token.start()] * len(decoded))
         # a tag or a run of invisible format characters is removed without a trace
