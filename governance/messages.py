@@ -75,11 +75,39 @@ TASK_FAILURES = {
         _("Retry once. If it fails again, give an administrator the task's id."),
     ),
 }
+TASK_FAILURES["provider_configuration"] = (
+    _("A provider of this configuration is not set up correctly, so no model was asked."),
+    _("Ask an administrator to fix the provider named below, then retry."),
+)
 TASK_FAILURES["internal_error"] = TASK_FAILURES["server_error"]
 TASK_FAILURE_OTHER = (
     _("The task could not be run."),
     _("Retry once. If it fails again, give an administrator the task's id."),
 )
+
+# What each failure code a task can end with means, in plain words (the worker: governance.work.queue; the
+# codes are the errors' of governance.errors and the runs'). The consuming system reads the code and the
+# worker's message as they were written; the task's page explains the code above that message.
+TASK_FAILURE_CODES = {
+    "provider_error": _("Every provider this configuration may use, its fallbacks included, failed or refused "
+                        "the request; where asking again could help, the worker tried again after growing pauses "
+                        "before it gave up."),
+    "provider_timeout": _("No provider this configuration may use answered within its timeout, on any of the "
+                          "worker's attempts."),
+    "provider_configuration": _("A provider of this configuration is set up in a way Gavel refuses to use (its key "
+                                "variable is not allowed), so no model was asked; retrying does not help until an "
+                                "administrator fixes the provider."),
+    "budget_exceeded": _("The configuration had reached one of its daily caps before the model was asked; nothing "
+                         "was spent on this task."),
+    "unknown_configuration": _("The configuration the task names, or one it adds, no longer exists, so there was "
+                               "nothing to run the task with."),
+    "unsupported_parameter": _("The provider of this configuration does not take a parameter the task asks for."),
+    "internal_error": _("Gavel itself ran into an unexpected error on every attempt, up to its limit of attempts; "
+                        "the error is in the server's log, not in the message."),
+}
+TASK_FAILURE_CODES["server_error"] = TASK_FAILURE_CODES["internal_error"]
+TASK_FAILURE_CODE_OTHER = _("Gavel has no explanation for this code; the message below is all the consuming system "
+                            "was told.")
 
 
 def settle_reported_hints(hints: list, language: str | None = None) -> None:

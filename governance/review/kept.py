@@ -78,6 +78,8 @@ def keep_as_example(task: Task, *, user) -> Kept:
         "expect_outcome": expect["outcome"], "expect_findings": expect["findings"],
         "expect_absent": expect["absent"], "kept_by": user.get_username()[:150], "kept_at": timezone.now(),
         "from_task": task.pk,
+        # What the expectation leaves out is said in the example too, for whoever reads the policy file.
+        "note": " ".join(item["text"] for item in expect["left_out"]),
     }
     if settings.GAVEL_POLICY_FOUR_EYES:
         return _drafted(user, task, values)

@@ -15,7 +15,9 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from governance.evidence import trace
-from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES, reason_text
+from governance.messages import (
+    TASK_FAILURE_CODE_OTHER, TASK_FAILURE_CODES, TASK_FAILURE_OTHER, TASK_FAILURES, reason_text,
+)
 from governance.models import Batch, PolicyExample, PolicyVersion, Provider, Task
 from governance.review import teaching as service
 from governance.review.forms import SCOPE_FIELDS, WAITING, WAITING_CHOICE, EditForm, QueueFilter, scope_q
@@ -128,11 +130,15 @@ def worker_detail(message: str) -> str:
 
 
 def failure_words(failure) -> dict:
-    """What failed and what an editor can do, in their words; the worker's detail below."""
+    """What failed and what an editor can do, in their words; what the code means; then the message as the
+    consuming system was told it (`verbatim`: as stored, never translated) and its cause alone (`detail`)."""
     failure = failure if isinstance(failure, dict) else {}
     code = str(failure.get("code") or "")
     what, todo = TASK_FAILURES.get(code, TASK_FAILURE_OTHER)
-    return {"code": code, "what": str(what), "todo": str(todo), "detail": worker_detail(failure.get("message", ""))}
+    message = str(failure.get("message") or "")
+    return {"code": code, "what": str(what), "todo": str(todo),
+            "code_words": str(TASK_FAILURE_CODES.get(code, TASK_FAILURE_CODE_OTHER)) if code else "",
+            "verbatim": message, "detail": worker_detail(message)}
 
 
 def scope_of(request) -> dict:

@@ -112,14 +112,59 @@ def test_the_worker_advice_for_the_consuming_system_is_left_out():
     words = failure_words({"code": "provider_timeout", "message": "x"})
     assert words["what"] == "The model provider did not answer in time." and "Retry" in words["todo"]
     assert failure_words({"code": "brand_new", "message": ""})["what"] == "The task could not be run."
+    assert failure_words({"code": "brand_new", "message": ""})["code_words"].startswith("Gavel has no explanation")
+    assert failure_words({"code": "provider_error", "message": GAVE_UP})["verbatim"] == GAVE_UP
+
+
+def section(html, element_id):
+    """The text of the element with that id (up to its closing tag of the same name)."""
+    match = re.search(rf'<(\w+)[^>]* id="{element_id}"[^>]*>(.*?)</\1>', html, flags=re.S)
+    assert match, element_id
+    return re.sub(r"<[^>]+>", "", match.group(2))
 
 
 def test_a_failed_task_explains_itself_and_offers_retry(editor, failed_task):
     html = editor.get(detail_url(failed_task)).content.decode()
-    assert "every provider this configuration may use failed" in html
-    assert "What you can do:" in html and "Every provider of the chain failed." in html
-    assert "resubmit" not in html.lower()
+    assert "every provider this configuration may use failed" in section(html, "failure-what")
+    assert "What you can do:" in html
+    # The editor's own words give an editor's advice, not the consuming system's ("resubmit").
+    assert "resubmit" not in (section(html, "failure-what") + section(html, "failure-todo")).lower()
+    # What the code means, in plain words, above the message as the consuming system read it, word for word.
+    code = section(html, "failure-code")
+    assert code.startswith("What the code means: provider_error — Every provider this configuration may use, its "
+                           "fallbacks included, failed or refused the request")
+    assert ("As the consuming system was told (verbatim, not translated), after 3 attempt(s):"
+            in section(html, "failure-detail-label"))
+    assert section(html, "failure-verbatim") == f"provider_error {GAVE_UP}"
+    assert html.index('id="failure-code"') < html.index('id="failure-detail"')
     assert 'id="retry-button" data-key="t"' in html
+
+
+@pytest.mark.parametrize("code", ["provider_error", "provider_timeout", "provider_configuration", "budget_exceeded",
+                                  "unknown_configuration", "unsupported_parameter", "internal_error"])
+def test_every_code_a_task_fails_with_is_explained_in_english_and_german(code):
+    from django.utils import translation
+
+    from governance.messages import TASK_FAILURE_CODE_OTHER, TASK_FAILURE_CODES
+
+    assert code in TASK_FAILURE_CODES
+    english = failure_words({"code": code, "message": "x"})["code_words"]
+    with translation.override("de"):
+        german = failure_words({"code": code, "message": "x"})["code_words"]
+    assert english and german and english != german and english != str(TASK_FAILURE_CODE_OTHER)
+
+
+def test_a_failed_task_in_german_explains_the_code_and_leaves_the_message_as_it_was(reviewer, failed_task):
+    from django.test import Client
+
+    german = Client(headers={"accept-language": "de"})
+    german.force_login(reviewer)
+    html = german.get(detail_url(failed_task)).content.decode()
+    assert section(html, "failure-code").startswith("Was der Code bedeutet: provider_error — Jeder Anbieter, den "
+                                                    "diese Konfiguration nutzen darf")
+    assert ("So wurde es dem aufrufenden System mitgeteilt (wörtlich, nicht übersetzt), nach 3 Versuch(en):"
+            in section(html, "failure-detail-label"))
+    assert section(html, "failure-verbatim") == f"provider_error {GAVE_UP}"  # not translated
 
 
 def test_retry_queues_a_new_attempt_records_it_and_the_page_says_what_failed(editor, reviewer, failed_task,
