@@ -165,13 +165,15 @@ def blind_spots(report: dict) -> list[dict]:
     """What the replay cannot see, each as a short notice the page shows above the replayed texts."""
     notices = []
     for row in (report.get("blocked") or {}).get("records") or ():
+        if row["blocked"] == 0 and row["section"] != "term_lists":
+            continue  # a changed rule or snippet that stopped nothing: the diff says enough
         notices.append({"id": "blocked", "text": row["sentence"], "tasks": [
             {"task_id": t, "url": reverse("review:task", args=[t])} for t in row.get("task_ids") or ()]})
     replay = report.get("replay") or {}
     if replay.get("without_judges"):
-        notices.append({"id": "judges-off", "text": replay["without_judges"]})
+        notices.append({"id": "judges-off", "text": replay["without_judges"] + "."})
     if (report.get("judges") or {}).get("sentence"):
-        notices.append({"id": "judges-cap", "text": report["judges"]["sentence"]})
+        notices.append({"id": "judges-cap", "text": report["judges"]["sentence"] + "."})
     if report.get("generation"):
         notices.append({"id": "generation", "text": report["generation"]["sentence"]})
     for row in report.get("conflict_side") or ():

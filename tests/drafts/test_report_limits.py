@@ -31,8 +31,16 @@ def blocked_tasks(api, texts: list[str], capture) -> list[Task]:
             answer = api.post("/api/v1/screenings", {"configuration": "newsroom", "text": text}, format="json")
         assert answer.status_code == 200 and answer.json()["outcome"] == "blocked", answer.content
         tasks.append(Task.objects.create(configuration="newsroom", status="blocked", outcome="blocked", answer="",
+                                         refusal=refusal_of(answer.json()),
                                          correlation_id=answer.json()["id"], created=now - timedelta(minutes=i + 1)))
     return tasks
+
+
+def refusal_of(body: dict) -> dict:
+    """What a blocked task keeps of its block: the message without the passage."""
+    block = body.get("block") or {}
+    message = block.get("stored_message") or block.get("message") or ""
+    return {"check": block.get("check", "term_list"), "message": message, "stored_message": message}
 
 
 def with_second_list(provider):
