@@ -1,12 +1,12 @@
 """A draft's report (SPEC §12.5): the one JSON document the admin's draft page, the API and
 `manage.py policy_draft` all show — its changes as a diff in policy-file terms, the conflicts, the examples
 under the live policy and under the draft with precision and recall per rule and term in words, the replay
-of the retained texts of a window, and what the judges cost.
+of the retained texts of a window, what the judges cost, and what the replay cannot see (report_limits).
 
-Nothing is written: the draft is in force only inside `drafts.draft_policy`, rolled back. The replay names
-tasks by their full id with the offsets of the passage that changed, never a text; for readers who may not
-open every task (administrator consumers of the API) `task_ids=False` gives counts only, as a dry run over
-the API does (`replay.ReplayReport.as_counts`).
+Nothing is written: the draft is in force only inside `drafts.under_draft`, rolled back, its judges asked
+between passes. The replay names tasks by their full id with the offsets of the passage that changed, never
+a text; for readers who may not open every task (administrator consumers of the API) `task_ids=False` gives
+counts only, as a dry run over the API does (`replay.ReplayReport.as_counts`).
 """
 from __future__ import annotations
 
