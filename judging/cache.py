@@ -248,18 +248,25 @@ class Deferral:
     def ask(self) -> int:
         """Ask the judges the last pass wanted, in its order; call with no transaction open. Returns how
         many were asked. A verdict kept meanwhile (the same question wanted twice) is not asked again,
-        and a capped group stops once its judges cost the cap, as a run without passes would."""
+        and a capped group stops before the call that would pass its cap (at the mean cost of its calls so far),
+        as a run without passes would."""
         spent: dict[str, float] = {}
+        calls: dict[str, int] = {}
         asked = 0
         for item in self.wanted:
             if item.cache.read_seconds is not None and _load(item.key, item.judge.identifier, item.rule_set,
                                                               item.text, item.cache.read_seconds) is not None:
                 continue
-            if item.cap > 0 and item.spent + spent.get(item.group, 0.0) >= item.cap:
+            # A capped group stops before the call that would pass its cap: one more costs what one has so far.
+            group_spent, group_calls = spent.get(item.group, 0.0), calls.get(item.group, 0)
+            next_call = group_spent / group_calls if group_calls else 0.0
+            if item.cap > 0 and (item.spent + group_spent >= item.cap
+                                 or item.spent + group_spent + next_call > item.cap):
                 continue
             decision = item.judge.decide(item.rule_set, item.text, item.context)
             self.answers.setdefault(item.key, []).append(decision)
-            spent[item.group] = spent.get(item.group, 0.0) + decision.cost
+            spent[item.group] = group_spent + decision.cost
+            calls[item.group] = group_calls + 1
             if item.cache.write_seconds and decision.choice in (ALLOW, DENY):
                 _store(item.key, decision, item.cache.write_seconds)
             asked += 1

@@ -20,7 +20,6 @@ from termlists.matcher import matches_outside, parse_entries
 MAX_TASKS = 5000
 MAX_HOURS = 24 * 90
 CONTEXT_CHARS = 60  # shown either side of a changed passage
-REPLAY_COST_CAP = 1.0  # what replay judges may cost per report (the command's --cost-cap default)
 
 
 class WindowForm(forms.Form):
@@ -31,21 +30,14 @@ class WindowForm(forms.Form):
     tasks = forms.IntegerField(label=_("tasks"), min_value=1, max_value=MAX_TASKS, initial=DEFAULT_REPLAY,
                                required=False)
     hours = forms.FloatField(label=_("hours"), min_value=0.1, max_value=MAX_HOURS, initial=24, required=False)
-    judges = forms.BooleanField(label=_("ask the judges too (shows their calls and cost; at most 1.00 per replay)"),
-                                required=False)
 
     def report_options(self) -> dict:
-        """The arguments of draft_report for this window; the defaults when the form is empty or wrong."""
+        """The arguments of draft_report for this window; the defaults when the form is empty or wrong.
+        Whether judges run is the draft's own choice (`PolicyDraft.replay_judges`, the page's button)."""
         data = self.cleaned_data if self.is_bound and self.is_valid() else {}
-        judges = bool(data.get("judges"))
-        # Judges in the replay cost money: capped as the command caps them by default.
-        options = {"judges": "cached" if judges else "skip", "replay_judges": judges,
-                   "cost_cap": REPLAY_COST_CAP if judges else 0.0}
         if data.get("window") == "hours":
-            options.update(replay_tasks=None, replay_hours=data.get("hours") or 24)
-        else:
-            options.update(replay_tasks=data.get("tasks") or DEFAULT_REPLAY, replay_hours=None)
-        return options
+            return {"replay_tasks": None, "replay_hours": data.get("hours") or 24}
+        return {"replay_tasks": data.get("tasks") or DEFAULT_REPLAY, "replay_hours": None}
 
 
 def line_kind(line: str) -> str:
@@ -189,3 +181,26 @@ def draft_history(draft) -> list[dict]:
             what = _("%(what)s (at the set time)") % {"what": what}
         rows.append({"at": event.at, "what": what, "who": event.actor})
     return rows
+
+
+def blind_spots(report: dict) -> list[dict]:
+    """What the replay cannot see, each as a short notice the page shows above the replayed texts."""
+    notices = []
+    for row in (report.get("blocked") or {}).get("records") or ():
+        if row["blocked"] == 0 and row["section"] != "term_lists":
+            continue  # a changed rule or snippet that stopped nothing: the diff says enough
+        notices.append({"id": "blocked", "text": row["sentence"], "tasks": [
+            {"task_id": t, "url": reverse("review:task", args=[t])} for t in row.get("task_ids") or ()]})
+    replay = report.get("replay") or {}
+    if replay.get("without_judges"):
+        notices.append({"id": "judges-off", "text": replay["without_judges"] + "."})
+    if (report.get("judges") or {}).get("sentence"):
+        notices.append({"id": "judges-cap", "text": report["judges"]["sentence"] + "."})
+    if report.get("generation"):
+        notices.append({"id": "generation", "text": report["generation"]["sentence"]})
+    for row in report.get("conflict_side") or ():
+        notices.append({"id": "conflict-side", "text": row["sentence"]})
+    for item in report.get("left_out") or ():
+        notices.append({"id": "left-out", "text": _("Example %(name)s is left out: the draft makes it invalid.")
+                        % {"name": item["example"]}, "paths": sorted(item["errors"].items())})
+    return notices

@@ -17,11 +17,11 @@ from django.urls import reverse
 from django.utils import dateformat, timezone
 from django.utils.translation import gettext_lazy as _
 
-from governance.admin.draft_page import (WindowForm, change_rows, conflict_rows, diff_lines, draft_history,
-                                         example_rows, may_read_texts, replay_rows)
+from governance.admin.draft_page import (WindowForm, blind_spots, change_rows, conflict_rows, diff_lines,
+                                         draft_history, example_rows, may_read_texts, replay_rows)
 from governance.errors import GavelError
 from governance.models import PolicyDraft
-from governance.policy import PolicyInvalid, proposals, proposals_report
+from governance.policy import PolicyInvalid, proposals, proposals_report, report_limits
 from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
 from governance.records.permissions import is_administrator
@@ -39,6 +39,8 @@ MSG_UNSCHEDULED = _("The publishing time is cleared.")
 MSG_COMMENT_NEEDED = _("Say why you send the draft back: the author reads it.")
 MSG_NOT_YOURS = _("Only the draft's author or an approver may do this.")
 MSG_ALREADY_OPEN = _("You already have an open draft: “%(title)s”. Your saves go into it.")
+MSG_JUDGES_ON = _("The report runs the judges again, within its cost cap.")
+MSG_JUDGES_OFF = _("The report no longer runs the judges: deterministic checks only.")
 
 
 class NewDraftForm(forms.ModelForm):
@@ -144,6 +146,12 @@ class PolicyDraftAdmin(admin.ModelAdmin):
                 proposals.resolve_conflict(draft, section, name, take, actor=user)
                 taken = MSG_TOOK_LIVE if take == "live" else MSG_TOOK_DRAFT
                 messages.success(request, taken % {"record": f"{section}:{name}"})
+            elif "replay_judges" in post and self.may_edit(user, draft):
+                on = post["replay_judges"] == "1"
+                report_limits.set_replay_judges(draft, on)
+                self.log_change(request, draft, [{"changed": {"fields": [str(PolicyDraft._meta.get_field(
+                    "replay_judges").verbose_name)]}}])
+                messages.success(request, MSG_JUDGES_ON if on else MSG_JUDGES_OFF)
             elif "schedule" in post and proposals.may_approve(user):
                 form = ScheduleForm(post)
                 if form.is_valid():
@@ -188,6 +196,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "rules": (report.get("test") or {}).get("rules") or [],
             "replay": replay_rows(report.get("replay") or {}, user, draft.changes or []),
             "judges": report.get("judges") or {},
+            "blind_spots": blind_spots(report),
             "errors": sorted((report.get("errors") or {}).items()),
             "comments": list(draft.comments.all()),
             "is_live": draft.status in live_statuses,

@@ -26,7 +26,7 @@ from governance.errors import BadInput, UnknownRecord, Unprocessable
 from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import proposals
 from governance.policy.loading import check_document, load_yaml
-from governance.policy.proposals_report import draft_facts, draft_report
+from governance.policy.proposals_report import DEFAULT_COST_CAP, draft_facts, draft_report
 from governance.policy.replay import narrowest_window
 from governance.policy.testing import JUDGE_MODES
 
@@ -149,11 +149,15 @@ class DraftView(GavelAPIView):
                              description="Replay the retained texts of the last N tasks (500)."),
             OpenApiParameter("replay_hours", {"type": "number", "format": "double", "minimum": 0, "maximum": 8760},
                              description="Instead: the retained texts of the last H hours."),
-            OpenApiParameter("judges", str, enum=list(JUDGE_MODES),
-                             description="Judges for the examples: skip (default), cached or live."),
-            OpenApiParameter("replay_judges", bool, description="Ask the judges in the replay too."),
+            OpenApiParameter("judges", str, enum=["0", "1", *JUDGE_MODES],
+                             description="For this report only: 1 runs the judges (examples and replay, within the "
+                                         "cost cap), 0 skips them; without it the draft's own choice "
+                                         "(`replay_judges`) holds. skip, cached or live set the examples' judges."),
+            OpenApiParameter("replay_judges", bool, description="Ask the judges in the replay too (as judges=1)."),
             OpenApiParameter("cost_cap", {"type": "number", "format": "double", "minimum": 0},
-                             description="With replay judges: stop asking them past this cost (1.0)."),
+                             description="What the report's judges may cost at most (1.0, in the usage records' "
+                                         "currency); past it they stop and the report says how many texts were "
+                                         "judged."),
         ])
     def get(self, request, draft_id: int):
         params = request.query_params
@@ -164,15 +168,25 @@ class DraftView(GavelAPIView):
             hours = _number(params["replay_hours"], "replay_hours")
             if hours > 8760:
                 raise BadInput(_("At most 8760 hours."), fields={"replay_hours": [_("At most 8760 hours.")]})
-        judges = params.get("judges", "skip")
-        if judges not in JUDGE_MODES:
-            raise BadInput(_("Unknown judges mode."), fields={"judges": [", ".join(JUDGE_MODES)]})
-        replay_judges = _flag(params, "replay_judges")
-        cost_cap = _number(params.get("cost_cap", "1.0"), "cost_cap")
+        judges, replay_judges = _judges(params)
+        cost_cap = _number(params.get("cost_cap", str(DEFAULT_COST_CAP)), "cost_cap")
         report = draft_report(_draft(draft_id), replay_tasks=replay, replay_hours=hours, judges=judges,
-                              replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
-                              task_ids=False)
+                              replay_judges=replay_judges, cost_cap=cost_cap, task_ids=False)
         return self.with_policy_version(Response(report), PolicyVersion.current())
+
+
+def _judges(params) -> tuple[str | None, bool | None]:
+    """`judges=0|1` overrides the draft's choice for one report; `judges=skip|cached|live` names the examples'
+    judges (and `replay_judges` the replay's), as before the choice was the draft's."""
+    value = params.get("judges")
+    replay_judges = _flag(params, "replay_judges") if "replay_judges" in params else None
+    if value is None:
+        return None, replay_judges
+    if value.lower() in ("0", "1", "true", "false"):
+        return None, _flag(params, "judges")
+    if value not in JUDGE_MODES:
+        raise BadInput(_("Unknown judges mode."), fields={"judges": ["0, 1, " + ", ".join(JUDGE_MODES)]})
+    return value, replay_judges
 
 
 class DraftActionView(GavelAPIView):

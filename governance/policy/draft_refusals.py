@@ -17,8 +17,8 @@ MSG_DRAFT_INVALID = gettext_lazy("The draft's changes do not make a valid policy
 
 
 def named_paths(errors: dict, document: dict) -> dict:
-    """A policy's error paths with each record named as the draft names it: `examples:plain-news.expect`
-    rather than `examples[3].expect`, where the record at that index has a name."""
+    """A policy's error paths with each record named by its name: `examples["plain-news"].expect` rather than
+    `examples[3].expect`, where the record at that index has a name (as the draft's report names them)."""
     named = {}
     for path, messages in errors.items():
         section, bracket, rest = path.partition("[")
@@ -26,5 +26,5 @@ def named_paths(errors: dict, document: dict) -> dict:
         records = document.get(section) if bracket and closed and index.isdigit() else None
         record = records[int(index)] if isinstance(records, list) and int(index) < len(records) else None
         name = record.get(NAME_KEYS.get(section, "name")) if isinstance(record, dict) else None
-        named[f"{section}:{name}{tail}" if name else path] = list(messages)
+        named[f'{section}["{name}"]{tail}' if name else path] = list(messages)
     return named

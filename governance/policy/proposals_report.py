@@ -1,12 +1,12 @@
 """A draft's report (SPEC §12.5): the one JSON document the admin's draft page, the API and
 `manage.py policy_draft` all show — its changes as a diff in policy-file terms, the conflicts, the examples
 under the live policy and under the draft with precision and recall per rule and term in words, the replay
-of the retained texts of a window, and what the judges cost.
+of the retained texts of a window, what the judges cost, and what the replay cannot see (report_limits).
 
-Nothing is written: the draft is in force only inside `drafts.draft_policy`, rolled back. The replay names
-tasks by their full id with the offsets of the passage that changed, never a text; for readers who may not
-open every task (administrator consumers of the API) `task_ids=False` gives counts only, as a dry run over
-the API does (`replay.ReplayReport.as_counts`).
+Nothing is written: the draft is in force only inside `drafts.under_draft`, rolled back, its judges asked
+between passes. The replay names tasks by their full id with the offsets of the passage that changed, never
+a text; for readers who may not open every task (administrator consumers of the API) `task_ids=False` gives
+counts only, as a dry run over the API does (`replay.ReplayReport.as_counts`).
 """
 from __future__ import annotations
 
@@ -18,7 +18,8 @@ from django.utils.translation import ngettext
 from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import PolicyInvalid, export_policy
 from governance.policy import replay as replaying
-from governance.policy.drafts import draft_policy
+from governance.policy import report_limits as limits
+from governance.policy.drafts import under_draft
 from governance.policy.dump import to_yaml
 from governance.policy.proposals import draft_document, revision_of
 from governance.policy.testing import JUDGE_MODES, run_examples, select_examples
@@ -29,6 +30,9 @@ from termlists.matcher import matches_outside
 MAX_WINDOW_TASKS = 10_000
 # Passages listed per changed text (the first is `passage`).
 MAX_PASSAGES = 5
+# What the judges of one report may cost at most, in the currency of the usage records (their `cost`):
+# half for the live policy's replay, half for the draft's.
+DEFAULT_COST_CAP = 1.0
 
 
 def draft_facts(draft: PolicyDraft) -> dict:
@@ -59,49 +63,93 @@ def diff_text(live: dict, document: dict, *, live_version: int, draft_id) -> str
 
 
 def draft_report(draft: PolicyDraft, *, replay_tasks: int | None = replaying.DEFAULT_REPLAY,
-                 replay_hours: float | None = None, judges: str = "skip", replay_judges: bool = False,
+                 replay_hours: float | None = None, judges: str | None = None, replay_judges: bool | None = None,
                  cost_cap: float | None = None, task_ids: bool = True) -> dict:
     """The draft's report (shape in docs/releases.md, "Drafts"). With `replay_hours`, the window is the
-    retained texts of the last hours (at most MAX_WINDOW_TASKS); else the last `replay_tasks` tasks."""
+    retained texts of the last hours (at most MAX_WINDOW_TASKS); else the last `replay_tasks` tasks.
+
+    Judges run as the draft says (`PolicyDraft.replay_judges`) unless `replay_judges` overrides it for this
+    report; the examples' judges follow (cached, or skip) unless `judges` names a mode. The replay's judges
+    stop before they would pass `cost_cap` (DEFAULT_COST_CAP), half of it for each policy."""
+    with_judges = draft.replay_judges if replay_judges is None else bool(replay_judges)
+    judges = judges or ("cached" if with_judges else "skip")
     if judges not in JUDGE_MODES:
         raise ValueError(f"judges must be one of {JUDGE_MODES}")
     live = export_policy()
     live_version = PolicyVersion.current()
     document, conflicts = draft_document(draft, live)
+    changes = draft.changes or []
     report = {
         "draft": draft_facts(draft),
-        "changes": [{"section": c["section"], "name": c["name"], "action": c["action"]} for c in draft.changes],
+        "changes": [{"section": c["section"], "name": c["name"], "action": c["action"]} for c in changes],
         "diff": diff_text(live, document, live_version=live_version, draft_id=draft.pk),
         "conflicts": [c.as_dict() for c in conflicts],
+        # A conflict is tested with the draft's own side (the document keeps the live one until resolved).
+        "conflict_side": limits.conflict_side(conflicts, live_version),
         "errors": {},
+        "left_out": [],
+        "generation": limits.generation_part(changes, live, document),
     }
+    tested = limits.with_draft_side(document, conflicts)
     if replay_hours is not None:
         window, limit = {"hours": replay_hours}, MAX_WINDOW_TASKS
     else:
         window, limit = {"tasks": replay_tasks or 0}, replay_tasks or 0
-    cap = float(cost_cap or 0.0)
-    try:
-        with rehearsal():  # judges may be asked; no usage row is written
-            texts = replaying.retained_texts(limit, hours=replay_hours)
-            before = run_examples(select_examples(), judges=judges)
-            replay_before = replaying.screen_all(texts, judges=replay_judges, cost_cap=cap)
-            with draft_policy(document, prune=True):
-                after = run_examples(select_examples(), judges=judges)
-                replay_after = replaying.screen_all(texts, judges=replay_judges, cost_cap=cap)
-    except PolicyInvalid as exc:
-        # The changes no longer make a valid policy (a record they name is gone): nothing to test.
-        report["errors"] = exc.errors
-        report.update(test=None, replay=None, judges=None)
-        return report
-    report["test"] = _test_part(before, after)
-    report["replay"] = _replay_part(texts, replay_before, replay_after, window=window, judges=replay_judges,
+    report["blocked"] = limits.blocked_part(changes, live, tested, window, task_ids=task_ids)
+    cap = (DEFAULT_COST_CAP if cost_cap is None else float(cost_cap)) if with_judges else 0.0
+    side_cap = cap / 2  # the live policy's judges and the draft's share the report's cap
+
+    with rehearsal():  # judges may be asked; no usage row is written
+        texts = replaying.retained_texts(limit, hours=replay_hours)
+        before = run_examples(select_examples(), judges=judges)
+        replay_before = replaying.screen_all(texts, judges=with_judges, cost_cap=side_cap)
+
+    def under_the_draft():
+        return (run_examples(select_examples(), judges=judges),
+                replaying.screen_all(texts, judges=with_judges, cost_cap=side_cap))
+
+    left_out: dict[str, dict] = {}
+    while True:
+        try:
+            with rehearsal():  # the draft's judges are asked between passes, outside its transaction
+                _imported, (after, replay_after) = under_draft(limits.without_examples(tested, left_out)
+                                                               if left_out else tested, under_the_draft)
+            break
+        except PolicyInvalid as exc:
+            by_example, rest = limits.split_example_errors(
+                exc.errors, limits.without_examples(tested, left_out) if left_out else tested)
+            if rest or not by_example:
+                # The changes no longer make a valid policy beyond its examples (a record they name is gone).
+                report["errors"] = {**{p: m for e in by_example.values() for p, m in e.items()}, **rest}
+                report["left_out"] = _left_out(left_out)
+                report.update(test=None, replay=None, judges=None)
+                return report
+            left_out.update(by_example)  # the rest is still tested: the invalid examples are listed
+    report["left_out"] = _left_out(left_out)
+    report["test"] = _test_part(before, after, left_out=set(left_out))
+    report["replay"] = _replay_part(texts, replay_before, replay_after, window=window, judges=with_judges,
                                     task_ids=task_ids)
+    report["replay"]["with_judges"] = with_judges
+    report["replay"]["without_judges"] = limits.without_judges(changes, with_judges)
     tallies = [before.judges, after.judges, replay_before[1].as_dict(), replay_after[1].as_dict()]
-    report["judges"] = {"mode": judges, "replay": replay_judges,
+    judged = min(_judged(replay_before[0]), _judged(replay_after[0]))
+    stopped = with_judges and cap > 0 and judged < len(texts)
+    report["judges"] = {"mode": judges, "replay": with_judges,
                         "calls": sum(t["calls"] for t in tallies),
                         "cached": sum(t["cache_hits"] for t in tallies),
-                        "cost": f"{sum(t['cost'] for t in tallies):.6f}"}
+                        "cost": f"{sum(t['cost'] for t in tallies):.6f}",
+                        "cost_cap": f"{cap:.2f}" if with_judges else None,
+                        "texts_judged": judged if with_judges else 0, "stopped_at_cap": stopped,
+                        "sentence": limits.judged_sentence(len(texts), judged, cap, stopped)}
     return report
+
+
+def _judged(results: dict) -> int:
+    return sum(1 for screened in results.values() if screened.judged)
+
+
+def _left_out(by_example: dict[str, dict]) -> list[dict]:
+    return [{"example": name, "errors": errors} for name, errors in sorted(by_example.items())]
 
 
 def _state(result) -> str:
@@ -110,15 +158,18 @@ def _state(result) -> str:
     return "passed" if result.passed else ("error" if result.error else "failed")
 
 
-def _test_part(before, after) -> dict:
+def _test_part(before, after, *, left_out: set = frozenset()) -> dict:
     live, draft = before.as_dict(), after.as_dict()
     draft["policy_version"] = None  # the draft's stand-in number is no version anyone can name
     changed = []
     for name in sorted({e.name for e in before.examples} | {e.name for e in after.examples}):
         was, will = _state(before.result_of(name)), _state(after.result_of(name))
+        if name in left_out:
+            will = "left_out"  # invalid under the draft (report["left_out"]), so not tested
         if was != will:
             changed.append({"example": name, "live": was, "draft": will})
-    regressions = [c["example"] for c in changed if c["live"] == "passed" and c["draft"] != "passed"]
+    regressions = [c["example"] for c in changed
+                   if c["live"] == "passed" and c["draft"] not in ("passed", "left_out")]
     live_rules = {r.key: r for r in before.rules}
     draft_rules = {r.key: r for r in after.rules}
     rules = []

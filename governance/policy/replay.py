@@ -63,6 +63,7 @@ class Screened:
     keys: frozenset
     # Where the screening's hints sit in the text, by check: (start, end) offsets, never the passage.
     spans: dict = field(default_factory=dict)
+    judged: bool = False  # screened with its judges (asked for, and within the cost cap)
 
 
 def retained_texts(limit: int = DEFAULT_REPLAY, *, now=None, hours: float | None = None) -> list[ReplayText]:
@@ -87,9 +88,10 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
     Returns the results by task id and what the judges cost."""
     results: dict[str, Screened] = {}
     resolved: dict = {}
+    judged = 0
     with verdict_cache.counting() as tally, verdict_cache.capped("replay", cost_cap):
         for item in texts:
-            within_cap = judges and (cost_cap <= 0 or tally.cost < cost_cap)
+            within_cap = judges and (cost_cap <= 0 or tally.cost + next_text_cost(tally.cost, judged) <= cost_cap)
             try:
                 configuration, also = resolve_once(item.configuration, item.also, resolved)
             except GavelError:
@@ -101,8 +103,15 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
             facts.policy_version = configuration.policy_version
             screening = run_pipeline(Output(text=item.text), facts)
             results[item.task_id] = Screened(screening.outcome, frozenset(finding_key(f) for f in findings_of(screening)),
-                                             _spans(screening.hints))
+                                             _spans(screening.hints), judged=within_cap)
+            judged += within_cap
     return results, tally
+
+
+def next_text_cost(spent: float, judged: int) -> float:
+    """What judging one more text is expected to cost: the mean of the texts judged so far (nothing is known
+    before the first). A replay stops before the text whose judges would pass its cost cap."""
+    return spent / judged if judged else 0.0
 
 
 def _spans(hints: list[dict]) -> dict[str, list[tuple[int, int]]]:

@@ -78,7 +78,8 @@ def test_the_api_and_the_command_give_the_same_report_for_the_same_draft(provide
     full = json.loads(command("policy_draft", str(draft.pk), "--format", "json", "--replay", "6"))
     assert full == json.loads(json.dumps(proposals_report_of(draft, 6)))
     assert len(full["replay"]["changed"]) == 4
-    assert {k: v for k, v in full.items() if k != "replay"} == {k: v for k, v in from_api.items() if k != "replay"}
+    assert {k: v for k, v in full.items() if k not in ("replay", "blocked")} == {
+        k: v for k, v in from_api.items() if k not in ("replay", "blocked")}  # both count readers and text readers apart
     text = command("policy_draft", str(draft.pk), "--replay", "6")
     assert "remove examples:plain-news-allowed" in text and "allowed→blocked: 4" in text
 

@@ -72,8 +72,8 @@ def test_submit_refuses_a_conflict_409_and_an_invalid_policy_422_naming_the_reco
     assert refused.status_code == 422, refused.content
     error = refused.json()["error"]
     assert error["code"] == "invalid_policy"
-    assert error["fields"] == {"examples:bad-example.configuration": ["Unknown configuration: nowhere."]}
-    assert "examples:bad-example.configuration" in error["message"]
+    assert error["fields"] == {'examples["bad-example"].configuration': ["Unknown configuration: nowhere."]}
+    assert 'examples["bad-example"].configuration' in error["message"]
     for draft in (conflicted, invalid):
         draft.refresh_from_db()
         assert draft.status == "open"  # nothing was submitted
@@ -81,7 +81,7 @@ def test_submit_refuses_a_conflict_409_and_an_invalid_policy_422_naming_the_reco
     published = api.post(f"/api/v1/policy/drafts/{invalid.pk}/publish",
                          {"revision": proposals.revision_of(invalid)}, format="json")
     assert published.status_code == 422, published.content
-    assert published.json()["error"]["fields"] == {"examples:bad-example.configuration":
+    assert published.json()["error"]["fields"] == {'examples["bad-example"].configuration':
                                                    ["Unknown configuration: nowhere."]}
 
 
@@ -103,7 +103,7 @@ def test_the_admin_shows_the_submit_refusal_on_the_draft_page(client, provider):
     client.force_login(anna)
     answer = client.post(page_of(draft), {"submit": "1"}, follow=True)
     assert answer.status_code == 200
-    assert any("examples:bad-example.configuration" in m for m in shown_messages(answer))
+    assert any('examples["bad-example"].configuration' in m for m in shown_messages(answer))
     draft.refresh_from_db()
     assert draft.status == "open"
 

@@ -81,7 +81,7 @@ def test_the_page_shows_the_diff_the_regression_and_the_replayed_texts_with_thei
     assert TermList.objects.get().mode == "block"
 
 
-def test_the_window_chooses_the_last_hours_and_judges_only_when_asked(provider):
+def test_the_window_chooses_the_last_hours_and_the_drafts_button_switches_judges(provider):
     live_policy(provider)
     pia = editor()
     tasks = tasks_with_discount([0.5, 30])
@@ -89,9 +89,17 @@ def test_the_window_chooses_the_last_hours_and_judges_only_when_asked(provider):
     html = page_of(client_for(pia), draft, window="hours", hours="2", tasks="500")
     assert "2 retained texts of the last 2.0 hours screened under both policies." in html
     assert str(tasks[0].pk) in html and str(tasks[1].pk) not in html
-    assert 'id="draft-judges"' not in html and "tick the box to ask the judges" in html
-    asked = page_of(client_for(pia), draft, window="tasks", tasks="10", judges="on")
-    assert 'id="draft-judges"' in asked and "Judges: 0 call(s), 0 from the verdict cache, cost 0.000000." in asked
+    # Judges are the draft's choice (on by default), switched by a button the governance of the draft logs.
+    assert 'id="draft-judges"' in html and "cost 0.000000 of at most 1.00." in html
+    switched = client_for(pia).post(f"/admin/governance/policydraft/{draft.pk}/change/", {"replay_judges": "0"})
+    assert switched.status_code == 302
+    draft.refresh_from_db()
+    assert draft.replay_judges is False
+    off = page_of(client_for(pia), draft, window="tasks", tasks="10")
+    assert 'id="draft-judges"' not in off and 'id="draft-judges-off"' in off
+    from django.contrib.admin.models import LogEntry
+
+    assert LogEntry.objects.filter(object_id=str(draft.pk), user=pia).count() == 1
 
 
 def test_passages_only_for_people_allowed_to_read_texts(provider):
@@ -225,7 +233,7 @@ def test_the_draft_page_and_try_it_read_in_german(provider):
     release.apply_release(document, actor="user:root", source="import")
     pages = {
         "refused": refused.content.decode(),
-        "conflict": client.get(f"/admin/governance/policydraft/{conflicting.pk}/change/", {"judges": "on"},
+        "conflict": client.get(f"/admin/governance/policydraft/{conflicting.pk}/change/",
                                HTTP_ACCEPT_LANGUAGE="de").content.decode(),
         "list": client.get("/admin/governance/policydraft/", HTTP_ACCEPT_LANGUAGE="de").content.decode(),
         "term list": client.get(f"/admin/termlists/termlist/{TermList.objects.get().pk}/change/",

@@ -1,4 +1,5 @@
 """`manage.py policy_draft`: a policy draft's report (SPEC §12.5) — the same JSON the API and the admin show."""
+import argparse
 import json
 
 from django.core.management.base import BaseCommand, CommandError
@@ -9,7 +10,7 @@ from governance.errors import GavelError
 from governance.models import PolicyDraft
 from governance.policy import PolicyInvalid
 from governance.policy import proposals
-from governance.policy.proposals_report import draft_report
+from governance.policy.proposals_report import DEFAULT_COST_CAP, draft_report
 from governance.policy.replay import DEFAULT_REPLAY
 from governance.policy.testing import JUDGE_MODES
 
@@ -31,10 +32,13 @@ class Command(BaseCommand):
                             help="replay the retained texts of the last N tasks (default 500; 0 for none)")
         parser.add_argument("--replay-hours", type=float, metavar="H",
                             help="instead, replay the retained texts of the last H hours")
-        parser.add_argument("--judges", choices=JUDGE_MODES, default="skip",
-                            help="judges for the examples (default skip)")
-        parser.add_argument("--replay-judges", action="store_true", help="ask the judges in the replay too")
-        parser.add_argument("--cost-cap", type=float, default=1.0, help="stop asking replay judges past this cost")
+        parser.add_argument("--judges", choices=JUDGE_MODES, default=None,
+                            help="judges for the examples (default: cached when the report runs judges, else skip)")
+        parser.add_argument("--replay-judges", action=argparse.BooleanOptionalAction, default=None,
+                            help="run the judges for this report (examples and replay), or not; without either, "
+                                 "the draft's own choice holds")
+        parser.add_argument("--cost-cap", type=float, default=DEFAULT_COST_CAP,
+                            help="what the report's judges may cost at most (default 1.0)")
         parser.add_argument("--counts-only", action="store_true",
                             help="the replay as counts, without task ids (what the API shows)")
         parser.add_argument("--submit", action="store_true", help="submit the open draft for approval")
@@ -51,7 +55,7 @@ class Command(BaseCommand):
                                  "draft.revision); refused if the draft changed since")
 
     def handle(self, *args, draft=None, list=False, restore=None, format="text", replay=DEFAULT_REPLAY,
-               replay_hours=None, judges="skip", replay_judges=False, cost_cap=1.0, counts_only=False, submit=False,
+               replay_hours=None, judges=None, replay_judges=None, cost_cap=DEFAULT_COST_CAP, counts_only=False, submit=False,
                publish=False, allow_regressions=False, publish_at=None, resolve=(), revision=None, **options):
         if list:
             for row in PolicyDraft.objects.order_by("-updated_at", "-id"):
@@ -75,8 +79,7 @@ class Command(BaseCommand):
                     return self.act(found, submit=submit, publish=publish, allow_regressions=allow_regressions,
                                     publish_at=publish_at, resolve=resolve, revision=revision)
             report = draft_report(found, replay_tasks=replay, replay_hours=replay_hours, judges=judges,
-                                  replay_judges=replay_judges, cost_cap=cost_cap if replay_judges else 0.0,
-                                  task_ids=not counts_only)
+                                  replay_judges=replay_judges, cost_cap=cost_cap, task_ids=not counts_only)
         except (GavelError, PolicyInvalid) as exc:
             raise CommandError(str(exc)) from exc
         if format == "json":
@@ -127,8 +130,18 @@ def text_lines(report: dict) -> list[str]:
     lines += [f"  {c['action']} {c['section']}:{c['name']}" for c in report["changes"]]
     for c in report["conflicts"]:
         lines.append(f"CONFLICT {c['section']}:{c['name']}: changed live and in the draft; resolve it first.")
+    for c in report.get("conflict_side") or ():
+        lines.append(f"  {c['sentence']}")
     for path, messages in (report.get("errors") or {}).items():
         lines += [f"error {path}: {m}" for m in messages]
+    for item in report.get("left_out") or ():
+        for path, messages in item["errors"].items():
+            lines += [f"left out {path}: {m}" for m in messages]
+    if report.get("generation"):
+        lines.append(report["generation"]["sentence"])
+    for row in (report.get("blocked") or {}).get("records") or ():
+        lines.append(f"Blocked: {row['sentence']}")
+        lines += [f"  task {task_id}" for task_id in row.get("task_ids") or ()]
     if report["diff"]:
         lines += ["", report["diff"].rstrip("\n"), ""]
     test = report.get("test")
@@ -154,7 +167,12 @@ def text_lines(report: dict) -> list[str]:
             where = f" at {c['passage']['start']}-{c['passage']['end']}" if c["passage"] else ""
             moved = ", ".join([*(f"+{k}" for k in c["rules"]["new"]), *(f"-{k}" for k in c["rules"]["lost"])])
             lines.append(f"  task {c['task_id']}: {c['before']} -> {c['after']} ({moved}){where}")
+        if replay.get("without_judges"):
+            lines.append(f"  {replay['without_judges']}")
     if report.get("judges"):
         j = report["judges"]
-        lines.append(f"Judges: {j['calls']} call(s), {j['cached']} from the verdict cache, cost {j['cost']}.")
+        cap = f" (cap {j['cost_cap']})" if j.get("cost_cap") else " (judges not run)"
+        lines.append(f"Judges: {j['calls']} call(s), {j['cached']} from the verdict cache, cost {j['cost']}{cap}.")
+        if j.get("sentence"):
+            lines.append(f"  {j['sentence']}")
     return lines
