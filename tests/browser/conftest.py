@@ -74,6 +74,16 @@ def page(browser):
     context.close()
 
 
+def sign_in(page, live_server, username: str):
+    """Sign in through the admin's own login form as `username` (whose password is PASSWORD)."""
+    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
+    page.fill("#id_username", username)
+    page.fill("#id_password", PASSWORD)
+    page.click("input[type=submit]")
+    page.wait_for_url(f"{live_server.url}/admin/")
+    return page
+
+
 @pytest.fixture
 def log_in(page, live_server):
     """Log a user in through the admin's own login form; the user gets PASSWORD."""
@@ -81,11 +91,6 @@ def log_in(page, live_server):
     def log_in_as(user):
         user.set_password(PASSWORD)
         user.save(update_fields=["password"])
-        page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-        page.fill("#id_username", user.username)
-        page.fill("#id_password", PASSWORD)
-        page.click("input[type=submit]")
-        page.wait_for_url(f"{live_server.url}/admin/")
-        return page
+        return sign_in(page, live_server, user.username)
 
     return log_in_as

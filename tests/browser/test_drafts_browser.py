@@ -14,7 +14,7 @@ from playwright.sync_api import expect
 
 from governance.models import PolicyDraft, PolicyRevision, PolicyVersion, Task
 from termlists.models import TermList
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, sign_in
 from tests.drafts.helpers import live_policy
 from tests.governance.test_policy_examples import NEWS
 
@@ -45,13 +45,7 @@ def policy_editor_with_drafts():
 def signed_in(browser, live_server, user):
     context = browser.new_context(viewport={"width": 1280, "height": 1000}, locale="en-US")
     context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
-    return page
+    return sign_in(context.new_page(), live_server, user.username)
 
 
 def screen(page, live_server, token) -> dict:

@@ -11,7 +11,7 @@ from django.core.cache import cache
 
 from governance.policy import proposals
 from tests.browser.axe_check import serious_violations
-from tests.browser.conftest import PASSWORD
+from tests.browser.conftest import PASSWORD, sign_in
 from tests.drafts.helpers import live_policy, term_list
 
 pytestmark = pytest.mark.browser
@@ -31,13 +31,7 @@ def signed_in(browser, live_server, user, language):
                                   locale="de-DE" if language == "de" else "en-US",
                                   extra_http_headers={"Accept-Language": language})
     context.set_default_timeout(15_000)
-    page = context.new_page()
-    page.goto(f"{live_server.url}/admin/login/?next=/admin/")
-    page.fill("#id_username", user.username)
-    page.fill("#id_password", PASSWORD)
-    page.click("input[type=submit]")
-    page.wait_for_url(f"{live_server.url}/admin/")
-    return page
+    return sign_in(context.new_page(), live_server, user.username)
 
 
 def shot(page, name):
