@@ -4,6 +4,7 @@ Messages are rendered from policy facts in the reader's language; the
 governance log keeps only the facts.
 """
 from contextlib import nullcontext
+from dataclasses import dataclass
 
 from django.utils import translation
 from django.utils.translation import gettext
@@ -47,67 +48,59 @@ def reason_text(reason: str, language: str | None = None) -> str:
     return render(NOT_CHECKED_REASONS.get(reason, reason), language)
 
 
-# A failed task as the editor who finds it in review reads it (SPEC §10.1), by failure code: what
-# failed, and what they can do about it. The task's own message (written for the consuming system)
-# follows as the detail.
-TASK_FAILURES = {
-    "provider_error": (
-        _("The model provider did not deliver a text: every provider this configuration may use failed."),
-        _("Retry once the provider is reachable again. If it fails again, ask an administrator to look at the "
-          "provider named below; the governance log says how it failed."),
-    ),
-    "provider_timeout": (
-        _("The model provider did not answer in time."),
-        _("Retry: a slow provider often answers on a later attempt. If it keeps timing out, ask an administrator "
-          "to look at the provider's timeout."),
-    ),
-    "budget_exceeded": (
-        _("The configuration had used up its budget for the day, so no text was written."),
-        _("Retry tomorrow, when the budget starts again, or ask an administrator to raise the configuration's "
-          "cap."),
-    ),
-    "unknown_configuration": (
-        _("The configuration this task names no longer exists."),
-        _("Ask an administrator to restore a configuration with that identifier, then retry."),
-    ),
-    "server_error": (
-        _("Gavel ran into an unexpected error while running this task; it has been logged."),
-        _("Retry once. If it fails again, give an administrator the task's id."),
-    ),
-}
-TASK_FAILURES["provider_configuration"] = (
-    _("A provider of this configuration is not set up correctly, so no model was asked."),
-    _("Ask an administrator to fix the provider named below, then retry."),
-)
-TASK_FAILURES["internal_error"] = TASK_FAILURES["server_error"]
-TASK_FAILURE_OTHER = (
-    _("The task could not be run."),
-    _("Retry once. If it fails again, give an administrator the task's id."),
-)
+# A failed task as the editor who finds it in review reads it (SPEC §10.1), one entry per failure code (the
+# worker: governance.work.queue; the codes are the errors' of governance.errors and the runs'): what failed,
+# what they can do about it, and what the code means in plain words. The task's own message (written for the
+# consuming system, as it was written) follows as the detail.
+@dataclass(frozen=True)
+class TaskFailureWords:
+    what: str
+    todo: str
+    means: str
 
-# What each failure code a task can end with means, in plain words (the worker: governance.work.queue; the
-# codes are the errors' of governance.errors and the runs'). The consuming system reads the code and the
-# worker's message as they were written; the task's page explains the code above that message.
-TASK_FAILURE_CODES = {
-    "provider_error": _("Every provider this configuration may use, its fallbacks included, failed or refused "
-                        "the request; where asking again could help, the worker tried again after growing pauses "
-                        "before it gave up."),
-    "provider_timeout": _("No provider this configuration may use answered within its timeout, on any of the "
-                          "worker's attempts."),
-    "provider_configuration": _("A provider of this configuration is set up in a way Gavel refuses to use (its key "
-                                "variable is not allowed), so no model was asked; retrying does not help until an "
-                                "administrator fixes the provider."),
-    "budget_exceeded": _("The configuration had reached one of its daily caps before the model was asked; nothing "
-                         "was spent on this task."),
-    "unknown_configuration": _("The configuration the task names, or one it adds, no longer exists, so there was "
-                               "nothing to run the task with."),
-    "unsupported_parameter": _("The provider of this configuration does not take a parameter the task asks for."),
-    "internal_error": _("Gavel itself ran into an unexpected error on every attempt, up to its limit of attempts; "
-                        "the error is in the server's log, not in the message."),
+
+_RETRY_ONCE = _("Retry once. If it fails again, give an administrator the task's id.")
+TASK_FAILURE_OTHER = TaskFailureWords(
+    what=_("The task could not be run."), todo=_RETRY_ONCE,
+    means=_("Gavel has no explanation for this code; the message below is all the consuming system was told."))
+TASK_FAILURES = {
+    "provider_error": TaskFailureWords(
+        what=_("The model provider did not deliver a text: every provider this configuration may use failed."),
+        todo=_("Retry once the provider is reachable again. If it fails again, ask an administrator to look at the "
+               "provider named below; the governance log says how it failed."),
+        means=_("Every provider this configuration may use, its fallbacks included, failed or refused the request; "
+                "where asking again could help, the worker tried again after growing pauses before it gave up.")),
+    "provider_timeout": TaskFailureWords(
+        what=_("The model provider did not answer in time."),
+        todo=_("Retry: a slow provider often answers on a later attempt. If it keeps timing out, ask an "
+               "administrator to look at the provider's timeout."),
+        means=_("No provider this configuration may use answered within its timeout, on any of the worker's "
+                "attempts.")),
+    "provider_configuration": TaskFailureWords(
+        what=_("A provider of this configuration is not set up correctly, so no model was asked."),
+        todo=_("Ask an administrator to fix the provider named below, then retry."),
+        means=_("The provider's key variable is one Gavel does not allow, so Gavel refuses to use that provider.")),
+    "budget_exceeded": TaskFailureWords(
+        what=_("The configuration had used up its budget for the day, so no text was written."),
+        todo=_("Retry tomorrow, when the budget starts again, or ask an administrator to raise the configuration's "
+               "cap."),
+        means=_("The configuration had reached one of its daily caps before the model was asked; nothing was spent "
+                "on this task.")),
+    "unknown_configuration": TaskFailureWords(
+        what=_("The configuration this task names no longer exists."),
+        todo=_("Ask an administrator to restore a configuration with that identifier, then retry."),
+        means=_("The configuration the task names, or one it adds, no longer exists, so there was nothing to run "
+                "the task with.")),
+    "unsupported_parameter": TaskFailureWords(
+        what=TASK_FAILURE_OTHER.what, todo=TASK_FAILURE_OTHER.todo,
+        means=_("The provider of this configuration does not take a parameter the task asks for.")),
+    "internal_error": TaskFailureWords(
+        what=_("Gavel ran into an unexpected error while running this task; it has been logged."),
+        todo=_RETRY_ONCE,
+        means=_("Gavel itself ran into an unexpected error on every attempt, up to its limit of attempts; the "
+                "error is in the server's log, not in the message.")),
 }
-TASK_FAILURE_CODES["server_error"] = TASK_FAILURE_CODES["internal_error"]
-TASK_FAILURE_CODE_OTHER = _("Gavel has no explanation for this code; the message below is all the consuming system "
-                            "was told.")
+TASK_FAILURES["server_error"] = TASK_FAILURES["internal_error"]
 
 
 def settle_reported_hints(hints: list, language: str | None = None) -> None:

@@ -24,6 +24,7 @@ from governance.models import PolicyDraft
 from governance.policy import PolicyInvalid, proposals, proposals_report, report_limits
 from governance.policy.importing import history_names
 from governance.policy.release import ExamplesRegressed
+from governance.policy.schedule_failures import failure_text
 from governance.records.permissions import is_administrator
 
 STATUS_WORDS = {"open": _("open"), "submitted": _("submitted"), "published": _("published"),
@@ -200,6 +201,7 @@ class PolicyDraftAdmin(admin.ModelAdmin):
             "errors": sorted((report.get("errors") or {}).items()),
             "comments": list(draft.comments.all()),
             "is_live": draft.status in live_statuses,
+            "schedule_failure": failure_text(draft.schedule_failure),
             "may_edit": self.may_edit(user, draft),
             "is_author": proposals.is_author(user, draft),
             "may_approve": proposals.may_approve(user),

@@ -3,7 +3,8 @@ waiting*, and one-time messages on the next admin page (decision 0053).
 
 The messages are read from the drafts' governance events since the person last saw them: a draft submitted
 (to those who may publish it), sent back or published (to its author), a scheduled publish refused (to who
-scheduled it). Who saw what is a marker per user in the cache; a missing marker (a new cache, an eviction)
+scheduled it), an approval withdrawn because someone changed the draft (to its author and to who had scheduled
+it). Who saw what is a marker per user in the cache; a missing marker (a new cache, an eviction)
 means "the last day", so a lost cache repeats at most a day's notices and never floods anyone.
 """
 from __future__ import annotations
@@ -14,6 +15,8 @@ from datetime import timezone as dt_timezone
 
 from django.contrib import messages
 from django.core.cache import cache
+from django.db.models import CharField, F, OuterRef, Subquery, Value
+from django.db.models.functions import Cast, Concat
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html
@@ -21,8 +24,9 @@ from django.utils.timesince import timesince
 from django.utils.translation import gettext_lazy as _
 
 from governance.middleware import is_json_path
-from governance.models import GovernanceEvent, PolicyDraft
+from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment
 from governance.policy import proposals
+from governance.policy.schedule_failures import failure_text
 
 logger = logging.getLogger("gavel.admin")
 
@@ -32,6 +36,8 @@ FIRST_LOOK = timedelta(days=1)  # a missing marker: only the last day's notices
 RECENT = timedelta(days=7)  # "recently published" on the admin home
 MAX_NOTICES = 20
 MAX_ROWS = 10
+MAX_EVENTS = 200  # the newest events read per page load
+MAX_OWN_OPEN = 50  # the person's newest open drafts looked at for "sent back"
 NOTICE_DECISIONS = ("draft_submitted", "draft_sent_back", "draft_published", "draft_refused")
 # Admin paths that answer no page a person reads (JavaScript, JSON for select boxes).
 NOT_PAGES = ("jsi18n/", "autocomplete/")
@@ -40,6 +46,10 @@ MSG_NOTICE_SUBMITTED = _("Draft “%(title)s” was submitted by %(who)s and wai
 MSG_NOTICE_SENT_BACK = _("Your draft “%(title)s” was sent back by %(who)s; the comment is on its page.")
 MSG_NOTICE_PUBLISHED = _("Your draft “%(title)s” was published as policy version %(version)s by %(who)s.")
 MSG_NOTICE_SCHEDULE_FAILED = _("The draft “%(title)s” you scheduled was not published at its time: %(reason)s")
+MSG_NOTICE_APPROVAL_WITHDRAWN = _("Your draft “%(title)s” was changed by %(who)s after it was approved, so its "
+                                  "submission was withdrawn; read the change, then submit it again.")
+MSG_NOTICE_SCHEDULE_WITHDRAWN = _("The draft “%(title)s” you scheduled was changed by %(who)s after you approved "
+                                  "it, so its schedule was withdrawn and nothing will be published at that time.")
 
 
 def draft_url(pk) -> str:
@@ -59,10 +69,16 @@ def _notice(user, label: str, event: GovernanceEvent, draft: PolicyDraft) -> tup
     kind, own = event.detail.get("event"), event.actor == label
     facts = {"title": str(draft), "who": event.actor or "—"}
     if kind == "draft.publish_refused" and event.detail.get("scheduled") and own:
-        reason = draft.schedule_failure or event.detail.get("reason", "")
+        reason = failure_text(draft.schedule_failure) or event.detail.get("reason", "")
         return messages.ERROR, MSG_NOTICE_SCHEDULE_FAILED % {**facts, "reason": reason}
     if own:
         return None  # one's own act is no news
+    if kind == "draft.approval_withdrawn":
+        if event.detail.get("approver") and event.detail.get("approver") == label:
+            return messages.WARNING, MSG_NOTICE_SCHEDULE_WITHDRAWN % facts
+        if proposals.is_author(user, draft):
+            return messages.WARNING, MSG_NOTICE_APPROVAL_WITHDRAWN % facts
+        return None
     if kind == "draft.submitted" and draft.status == PolicyDraft.Status.SUBMITTED and proposals.can_publish(
             user, draft):
         return messages.INFO, MSG_NOTICE_SUBMITTED % facts
@@ -74,10 +90,11 @@ def _notice(user, label: str, event: GovernanceEvent, draft: PolicyDraft) -> tup
 
 
 def notices_for(user, since, until) -> list[tuple[int, str, int]]:
-    """(level, text, draft id) for every draft event between the two times that is news to `user`."""
+    """(level, text, draft id) for every draft event between the two times that is news to `user`, oldest
+    first: of many, the newest (the marker moves past the rest)."""
     events = list(GovernanceEvent.objects.filter(
-        check_name="policy", decision__in=NOTICE_DECISIONS, at__gt=since, at__lte=until).order_by("at", "id")
-        [:200])
+        check_name="policy", decision__in=NOTICE_DECISIONS, at__gt=since, at__lte=until).order_by("-at", "-id")
+        [:MAX_EVENTS])[::-1]
     if not events:
         return []
     drafts = PolicyDraft.objects.in_bulk([e.detail.get("draft") for e in events if e.detail.get("draft")])
@@ -127,6 +144,13 @@ def _age(moment, now) -> str:
     return timesince(moment, now, depth=1)
 
 
+def _last_event(decision: str):
+    """The time of the draft's (OuterRef) last governance event of `decision`, as a subquery."""
+    key = Concat(Value("draft-"), Cast(OuterRef("pk"), CharField()), output_field=CharField())
+    return (GovernanceEvent.objects.filter(correlation_id=key, check_name="policy", decision=decision)
+            .order_by("-at", "-id").values("at")[:1])
+
+
 def waiting(user, now=None) -> dict:
     """The admin home's *Drafts waiting*: submitted drafts for those who may publish (author, age), the
     person's own drafts sent back to them, and drafts published in the last week (theirs; every one for
@@ -135,10 +159,19 @@ def waiting(user, now=None) -> dict:
     approver = proposals.may_approve(user)
     submitted = []
     if approver:
-        for draft in PolicyDraft.objects.filter(status=PolicyDraft.Status.SUBMITTED).order_by("updated_at")[:MAX_ROWS]:
+        # Waiting since it was submitted: `updated_at` moves with any edit (the report's judges, a comment).
+        rows = (PolicyDraft.objects.filter(status=PolicyDraft.Status.SUBMITTED)
+                .annotate(submitted_at=Subquery(_last_event("draft_submitted")))
+                .order_by(F("submitted_at").asc(nulls_last=True), "updated_at", "id")[:MAX_ROWS])
+        for draft in rows:
+            since = draft.submitted_at or draft.updated_at
             submitted.append({"draft": draft, "url": draft_url(draft.pk), "author": draft.author_label,
-                              "age": _age(draft.updated_at, now), "own": not proposals.can_publish(user, draft)})
-    own_open = {f"draft-{d.pk}": d for d in PolicyDraft.objects.filter(author=user, status=PolicyDraft.Status.OPEN)}
+                              "age": _age(since, now), "own": not proposals.can_publish(user, draft)})
+    # The person's newest open drafts, each with its last comment, in one query.
+    own_open = {f"draft-{d.pk}": d for d in PolicyDraft.objects.filter(author=user, status=PolicyDraft.Status.OPEN)
+                .annotate(last_comment=Subquery(PolicyDraftComment.objects.filter(draft=OuterRef("pk"))
+                                                .order_by("-created_at", "-id").values("text")[:1]))
+                .order_by("-updated_at", "-id")[:MAX_OWN_OPEN]}
     sent_back = []
     if own_open:
         last = {}
@@ -149,9 +182,8 @@ def waiting(user, now=None) -> dict:
         for key, event in last.items():
             if event.detail.get("event") == "draft.sent_back":
                 draft = own_open[key]
-                comment = draft.comments.order_by("-created_at", "-id").first()
                 sent_back.append({"draft": draft, "url": draft_url(draft.pk), "by": event.actor,
-                                  "age": _age(event.at, now), "comment": comment.text if comment else ""})
+                                  "age": _age(event.at, now), "comment": draft.last_comment or ""})
     published = PolicyDraft.objects.filter(status=PolicyDraft.Status.PUBLISHED, updated_at__gte=now - RECENT)
     if not approver:
         published = published.filter(author=user)

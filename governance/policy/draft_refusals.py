@@ -14,6 +14,10 @@ class DraftInvalid(Unprocessable):
 
 MSG_DRAFT_INVALID = gettext_lazy("The draft's changes do not make a valid policy, so it cannot be published: "
                                  "%(errors)s. Fix these in the draft (or withdraw it).")
+MSG_DRAFT_CONFLICTS = gettext_lazy("The draft conflicts with the live policy in %(count)d record(s): %(names)s. Resolve "
+                                   "each (keep the draft's or the live record) before publishing.")
+MSG_DRAFT_CHANGED = gettext_lazy("The draft changed after you read it, so nothing was published: read it again, then "
+                                 "publish (or schedule) the revision you read.")
 
 
 def named_paths(errors: dict, document: dict) -> dict:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import logging
 from dataclasses import asdict, dataclass
 
 from django.conf import settings
@@ -25,9 +26,11 @@ from governance.errors import NotGranted, UnknownRecord
 from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment, PolicyVersion
 from governance.policy import export_policy, format
 from governance.policy.drafts import draft_policy
-from governance.policy.draft_refusals import MSG_DRAFT_INVALID, DraftInvalid, named_paths
+from governance.policy.draft_refusals import (MSG_DRAFT_CHANGED, MSG_DRAFT_CONFLICTS, MSG_DRAFT_INVALID, DraftInvalid,
+                                              named_paths)
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.proposal_rights import admin_only_changes
+from governance.policy import schedule_failures
 from governance.policy.release import ExamplesRegressed, apply_release
 from governance.policy.versions import document_of
 from governance.records.permissions import is_administrator
@@ -40,6 +43,7 @@ DECISIONS = {"created": "draft_created", "submitted": "draft_submitted", "sent_b
              # A change after an approval sends the draft back to open (SPEC §12.5, issue 41).
              "approval_withdrawn": "draft_sent_back"}
 PUBLISH_PERMISSION = "governance.publish_policy"
+logger = logging.getLogger("gavel.policy")
 COMMAND_PREFIX = "command:"
 
 
@@ -70,9 +74,8 @@ class DraftConflicts(ConflictError):
 
     def __init__(self, conflicts: list[Conflict]):
         names = [f"{c.section}:{c.name}" for c in conflicts]
-        super().__init__(_("The draft conflicts with the live policy in %(count)d record(s): %(names)s. Resolve "
-                           "each (keep the draft's or the live record) before publishing.")
-                         % {"count": len(names), "names": ", ".join(names)}, fields={"conflicts": names})
+        super().__init__(str(MSG_DRAFT_CONFLICTS) % {"count": len(names), "names": ", ".join(names)},
+                         fields={"conflicts": names})
         self.conflicts = conflicts
 
 
@@ -82,8 +85,6 @@ class DraftChanged(ConflictError):
     default_code = "draft_changed"
 
 
-MSG_DRAFT_CHANGED = gettext_lazy("The draft changed after you read it, so nothing was published: read it again, then "
-                                 "publish (or schedule) the revision you read.")
 MSG_APPROVAL_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission and its "
                                       "schedule (set by %(approver)s) were withdrawn. Submit or schedule it again.")
 MSG_SUBMISSION_WITHDRAWN = gettext_lazy("The draft changed after it was approved (by %(who)s): its submission was "
@@ -548,9 +549,8 @@ def publish_due(now=None) -> list[dict]:
     it is with its time cleared, so it is not tried again each minute, and keeps why and when in
     `schedule_failure` and `schedule_failed_at` (the draft's page and the API show them, the approver who
     scheduled it is told on their next admin page; its `publish_refused` event says it too).
-    The worker never accepts a regression: an approver does that in person."""
-    from governance.policy import PolicyInvalid
-
+    The worker never accepts a regression: an approver does that in person. Any failure, expected or not,
+    is kept on its draft and the next due draft is tried."""
     now = now or timezone.now()
     results = []
     due = PolicyDraft.objects.filter(status__in=LIVE_STATUSES, publish_at__lte=now).exclude(scheduled_by="")
@@ -562,17 +562,32 @@ def publish_due(now=None) -> list[dict]:
         try:
             version = _publish(draft, draft.scheduled_by, allow_regressions=False, scheduled=True)
             results.append({"draft": draft.pk, "published": version})
-        except (DraftConflicts, DraftChanged, ExamplesRegressed, PolicyInvalid) as exc:
-            code = getattr(exc, "code", "invalid_policy")
-            _keep_failure(draft, exc, now)
-            results.append({"draft": draft.pk, "refused": code})
+        except Exception as exc:  # noqa: BLE001 -- one draft's failure is kept on it and never stops the others
+            results.append({"draft": draft.pk, "refused": _keep_failure(draft, exc, now)})
     return results
 
 
-def _keep_failure(draft: PolicyDraft, exc, now) -> None:
-    """Why the worker did not publish the draft at its time, kept on the draft until it is scheduled again."""
+def _keep_failure(draft: PolicyDraft, exc, now) -> str:
+    """Why the worker did not publish the draft at its time, kept on the draft (as a code and its facts, read
+    in each reader's language) until it is scheduled again; returns the code. A refusal the gate did not
+    record (the draft's status, an unexpected error) gets its `publish_refused` event here; an unexpected
+    error's text goes to the server's log only."""
     from governance.policy import PolicyInvalid
 
-    reason = str(invalid_draft(draft, exc) if isinstance(exc, PolicyInvalid) else exc)
-    PolicyDraft.objects.filter(pk=draft.pk).update(schedule_failure=reason[:1000], schedule_failed_at=now)
-    draft.schedule_failure, draft.schedule_failed_at = reason[:1000], now
+    known = (DraftConflicts, DraftChanged, ExamplesRegressed, PolicyInvalid, NotPublishable)
+    code = ("invalid_policy" if isinstance(exc, PolicyInvalid) else getattr(exc, "code", "")) if isinstance(
+        exc, known) else schedule_failures.UNEXPECTED
+    if code == schedule_failures.UNEXPECTED:
+        logger.error("scheduled publish of draft %s failed", draft.pk, exc_info=exc)
+    else:
+        logger.info("scheduled publish of draft %s refused: %s", draft.pk, code)
+    try:
+        fields = invalid_draft(draft, exc).fields if isinstance(exc, PolicyInvalid) else None
+        reason = schedule_failures.stored(schedule_failures.failure_facts(code, exc, fields))
+        PolicyDraft.objects.filter(pk=draft.pk).update(schedule_failure=reason, schedule_failed_at=now)
+        draft.schedule_failure, draft.schedule_failed_at = reason, now
+        if code in (schedule_failures.UNEXPECTED, NotPublishable.default_code):
+            _event(draft, "publish_refused", draft.scheduled_by, reason=code, scheduled=True)
+    except Exception:  # noqa: BLE001 -- the database itself may be what failed: logged, the next draft is tried
+        logger.exception("the failure of draft %s's scheduled publish could not be kept", draft.pk)
+    return code

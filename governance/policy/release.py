@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 from django.db import transaction
 from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
 
 from governance.errors import Conflict, UnknownRecord  # noqa: F401 -- UnknownRecord: callers catch it from here
 from governance.models import GovernanceEvent, PolicyExample, PolicyVersion
@@ -58,6 +59,10 @@ class ReleasePlan:
                 "replay": self.replay.as_dict() if task_ids else self.replay.as_counts()}
 
 
+MSG_EXAMPLES_REGRESSED = gettext_lazy("The draft makes %(count)d passing example(s) fail: %(names)s. Nothing was "
+                                      "written; allow regressions to apply it anyway.")
+
+
 class ExamplesRegressed(Conflict):
     """Applying the draft would make passing examples fail; an administrator may allow it."""
 
@@ -66,8 +71,7 @@ class ExamplesRegressed(Conflict):
     def __init__(self, plan: ReleasePlan):
         names = plan.regressions
         super().__init__(
-            _("The draft makes %(count)d passing example(s) fail: %(names)s. Nothing was written; allow "
-              "regressions to apply it anyway.") % {"count": len(names), "names": ", ".join(names)},
+            str(MSG_EXAMPLES_REGRESSED) % {"count": len(names), "names": ", ".join(names)},
             fields={"regressions": names})
         self.plan = plan
 

@@ -16,7 +16,7 @@ from django.utils.translation import gettext as _
 
 from governance.evidence import trace
 from governance.messages import (
-    TASK_FAILURE_CODE_OTHER, TASK_FAILURE_CODES, TASK_FAILURE_OTHER, TASK_FAILURES, reason_text,
+    TASK_FAILURE_OTHER, TASK_FAILURES, reason_text,
 )
 from governance.models import Batch, PolicyExample, PolicyVersion, Provider, Task
 from governance.review import teaching as service
@@ -134,10 +134,10 @@ def failure_words(failure) -> dict:
     consuming system was told it (`verbatim`: as stored, never translated) and its cause alone (`detail`)."""
     failure = failure if isinstance(failure, dict) else {}
     code = str(failure.get("code") or "")
-    what, todo = TASK_FAILURES.get(code, TASK_FAILURE_OTHER)
+    words = TASK_FAILURES.get(code, TASK_FAILURE_OTHER)
     message = str(failure.get("message") or "")
-    return {"code": code, "what": str(what), "todo": str(todo),
-            "code_words": str(TASK_FAILURE_CODES.get(code, TASK_FAILURE_CODE_OTHER)) if code else "",
+    return {"code": code, "what": str(words.what), "todo": str(words.todo),
+            "code_words": str(words.means) if code else "",
             "verbatim": message, "detail": worker_detail(message)}
 
 

@@ -242,3 +242,160 @@ def test_the_history_names_author_and_approver(client, provider, django_capture_
     assert "(author user:anna)" in draft_page
     history = draft_page[draft_page.index('id="draft-history"'):]
     assert "submitted" in history and f"published as version {version}" in history and "UTC" in history
+
+
+# --- 7. the worker keeps every failure on its draft and goes on; the failure in the reader's language ----
+
+
+def test_an_unexpected_error_is_kept_on_its_draft_in_plain_words_and_the_next_draft_still_publishes(
+        client, provider, monkeypatch, caplog):
+    live_policy(provider)
+    root = person("root", superuser=True)
+    first = drafted(person("anna"), forbidden=["Rabatt*", "Skonto"], title="first")
+    second = drafted(person("otto"), forbidden=["Rabatt*", "Skonto"], title="second")
+    for draft in (first, second):
+        proposals.schedule_publish(draft, root, timezone.now() - timedelta(minutes=1))
+    real = proposals._publish
+
+    def failing(draft, *args, **kwargs):
+        if draft.pk == first.pk:
+            raise RuntimeError("psycopg.OperationalError: server closed the connection at 10.0.0.7")
+        return real(draft, *args, **kwargs)
+
+    monkeypatch.setattr(proposals, "_publish", failing)
+    with caplog.at_level("ERROR", logger="gavel.policy"):
+        results = proposals.publish_due()
+    assert results[0] == {"draft": first.pk, "refused": "unexpected"} and "published" in results[1]
+    assert any(str(first.pk) in r.getMessage() and "10.0.0.7" in r.exc_text for r in caplog.records if r.exc_text)
+    first.refresh_from_db()
+    assert first.publish_at is None and first.schedule_failed_at is not None
+    assert "10.0.0.7" not in first.schedule_failure and "psycopg" not in first.schedule_failure
+    event = GovernanceEvent.objects.get(detail__event="draft.publish_refused", detail__draft=first.pk)
+    assert event.detail["reason"] == "unexpected" and event.actor == "user:root"
+    client.force_login(root)
+    told = [m for m in shown_messages(client.get(reverse("admin:index"))) if "not published at its time" in m]
+    assert told and "unexpected error" in told[0] and "10.0.0.7" not in told[0]
+    page = client.get(page_of(first)).content.decode()
+    assert "Publishing failed on an unexpected error" in page and "10.0.0.7" not in page
+
+
+def test_a_draft_published_meanwhile_is_kept_as_refused_and_the_worker_goes_on(provider, monkeypatch):
+    live_policy(provider)
+    root = person("root", superuser=True)
+    first = drafted(person("anna"), forbidden=["Rabatt*", "Skonto"], title="first")
+    second = drafted(person("otto"), forbidden=["Rabatt*", "Skonto"], title="second")
+    for draft in (first, second):
+        proposals.schedule_publish(draft, root, timezone.now() - timedelta(minutes=1))
+    real = proposals._publish
+
+    def raced(draft, *args, **kwargs):
+        if draft.pk == first.pk:
+            raise proposals.NotPublishable("This cannot be done with a draft that is published.")
+        return real(draft, *args, **kwargs)
+
+    monkeypatch.setattr(proposals, "_publish", raced)
+    results = proposals.publish_due()
+    assert results[0] == {"draft": first.pk, "refused": "draft_status"} and "published" in results[1]
+    first.refresh_from_db()
+    assert first.schedule_failed_at is not None and first.schedule_failure
+
+
+def test_a_refused_scheduled_publish_reads_in_the_readers_language_and_an_old_row_as_stored(client, provider):
+    draft, _anna, root = scheduled_regression(provider)
+    proposals.publish_due()
+    german = type(client)(headers={"accept-language": "de"})
+    german.force_login(root)
+    told = [m for m in shown_messages(german.get(reverse("admin:index"))) if "plain-news-allowed" in m]
+    assert told and "scheitern" in told[0]
+    page = german.get(page_of(draft)).content.decode()
+    box = page[page.index('id="draft-schedule-failure"'):]
+    box = box[:box.index("</div>")]
+    assert "bestandene(s) Beispiel(e) scheitern: plain-news-allowed" in box and "passing example" not in box
+    client.force_login(root)
+    assert "passing example(s) fail: plain-news-allowed" in client.get(page_of(draft)).content.decode()
+    PolicyDraft.objects.filter(pk=draft.pk).update(schedule_failure="Ein alter Grund, wie er gespeichert wurde.")
+    assert "Ein alter Grund, wie er gespeichert wurde." in client.get(page_of(draft)).content.decode()
+
+
+# --- 8. notices: the newest of many, the time waiting, few queries, a withdrawn approval ------------
+
+
+def test_of_many_events_the_newest_are_told_in_time_order(provider):
+    live_policy(provider)
+    pia = person("pia", publisher=True)
+    oldest = PolicyDraft.objects.create(title="Oldest", status="submitted", author_label="user:anna")
+    filler = PolicyDraft.objects.create(title="Filler", status="open", author_label="user:anna")  # no news
+    newest = PolicyDraft.objects.create(title="Newest", status="submitted", author_label="user:anna")
+    start = timezone.now() - timedelta(hours=1)
+    rows = [(oldest, 0)] + [(filler, i) for i in range(1, notices.MAX_EVENTS)] + [(newest, notices.MAX_EVENTS)]
+    GovernanceEvent.objects.bulk_create([GovernanceEvent(
+        correlation_id=f"draft-{d.pk}", decision="draft_submitted", check_name="policy", actor="user:anna",
+        at=start + timedelta(seconds=i), detail={"event": "draft.submitted", "draft": d.pk}) for d, i in rows])
+    told = notices.notices_for(pia, start - timedelta(minutes=1), timezone.now())
+    assert [pk for _level, _text, pk in told] == [newest.pk]
+    GovernanceEvent.objects.filter(correlation_id=f"draft-{oldest.pk}").update(at=start + timedelta(seconds=500))
+    told = notices.notices_for(pia, start - timedelta(minutes=1), timezone.now())
+    assert [pk for _level, _text, pk in told] == [newest.pk, oldest.pk]  # oldest first
+
+
+def test_waiting_counts_from_the_submission_not_the_last_edit(provider):
+    live_policy(provider)
+    anna, pia = person("anna"), person("pia", publisher=True)
+    draft = drafted(anna, forbidden=["Rabatt*", "Skonto"], title="Skonto")
+    proposals.submit(draft, anna)
+    now = timezone.now()
+    GovernanceEvent.objects.filter(decision="draft_submitted").update(at=now - timedelta(days=3))
+    PolicyDraft.objects.filter(pk=draft.pk).update(updated_at=now)  # e.g. the report's judges switched
+    (row,) = notices.waiting(pia, now)["submitted"]
+    assert row["age"].startswith("3") and "day" in row["age"]
+
+
+def test_the_panel_asks_as_many_queries_for_many_drafts_as_for_one(provider):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    live_policy(provider)
+    root = person("root", superuser=True)
+
+    def counted():
+        with CaptureQueriesContext(connection) as queries:
+            notices.waiting(root)
+        return len(queries)
+
+    def one_more(n):
+        draft = PolicyDraft.objects.create(title=f"Sent {n}", status="submitted", author=root,
+                                           author_label="user:root")
+        proposals._event(draft, "submitted", "user:root")
+        submitted = PolicyDraft.objects.create(title=f"Waiting {n}", status="submitted", author_label="user:anna")
+        proposals._event(submitted, "submitted", "user:anna")
+        proposals.send_back(draft, root, f"Comment {n}")
+
+    one_more(0)
+    once = counted()
+    for n in range(1, 4):
+        one_more(n)
+    assert counted() == once
+    panel = notices.waiting(root)
+    assert sorted(r["comment"] for r in panel["sent_back"]) == ["Comment 0", "Comment 1", "Comment 2", "Comment 3"]
+    assert len(panel["submitted"]) == 4
+
+
+@pytest.mark.parametrize("language", ["en", "de"])
+def test_a_withdrawn_approval_is_told_to_the_author_and_to_who_scheduled_it(client, provider, language):
+    live_policy(provider)
+    anna, ben, carl = person("anna"), person("ben", superuser=True), person("carl", superuser=True)
+    draft = drafted(anna, forbidden=["Rabatt*", "Skonto"], title="Skonto")
+    proposals.schedule_publish(draft, ben, timezone.now() + timedelta(hours=1))
+    proposals.record_change(draft, "term_lists", "Brand words",
+                            term_list(None, forbidden=["Rabatt*", "Skonto"], mode="report"), actor=carl)
+    expected = {"en": {anna: "Your draft “Skonto” was changed by user:carl after it was approved",
+                       ben: "The draft “Skonto” you scheduled was changed by user:carl"},
+                "de": {anna: "Ihr Entwurf „Skonto“ wurde nach der Freigabe von user:carl geändert",
+                       ben: "Der Entwurf „Skonto“, den Sie geplant haben, wurde nach Ihrer Freigabe von user:carl"}}
+    reader = type(client)(headers={"accept-language": language})
+    for user, text in expected[language].items():
+        reader.force_login(user)
+        told = shown_messages(reader.get(reverse("admin:index")))
+        assert [m for m in told if text in m], told
+    reader.force_login(carl)  # their own act is no news
+    assert not [m for m in shown_messages(reader.get(reverse("admin:index"))) if "Skonto" in m]

@@ -145,13 +145,23 @@ def test_a_failed_task_explains_itself_and_offers_retry(editor, failed_task):
 def test_every_code_a_task_fails_with_is_explained_in_english_and_german(code):
     from django.utils import translation
 
-    from governance.messages import TASK_FAILURE_CODE_OTHER, TASK_FAILURE_CODES
+    from governance.messages import TASK_FAILURE_OTHER, TASK_FAILURES
 
-    assert code in TASK_FAILURE_CODES
+    assert code in TASK_FAILURES
     english = failure_words({"code": code, "message": "x"})["code_words"]
     with translation.override("de"):
         german = failure_words({"code": code, "message": "x"})["code_words"]
-    assert english and german and english != german and english != str(TASK_FAILURE_CODE_OTHER)
+    assert english and german and english != german and english != str(TASK_FAILURE_OTHER.means)
+
+
+def test_each_code_is_worded_once_what_failed_what_to_do_and_what_it_means_in_one_entry():
+    from governance.messages import TASK_FAILURES
+
+    words = failure_words({"code": "provider_configuration", "message": "x"})
+    said = " ".join([words["what"], words["todo"], words["code_words"]]).lower()
+    assert said.count("no model was asked") == 1 and said.count("administrator") == 1
+    assert words["code_words"] == str(TASK_FAILURES["provider_configuration"].means)
+    assert TASK_FAILURES["server_error"] is TASK_FAILURES["internal_error"]
 
 
 def test_a_failed_task_in_german_explains_the_code_and_leaves_the_message_as_it_was(reviewer, failed_task):
