@@ -255,7 +255,8 @@ def judged_lines_changed(changes: list[dict], live: dict, document: dict) -> int
 
 
 def _in_prompt(record: dict | None) -> bool:
-    """Whether a snippet is appended to a prompt whose context tags it carries (active, not hidden)."""
+    """Whether a snippet (active, not hidden) or pattern rule (active) is appended to a prompt whose context
+    tags it carries."""
     return _active(record) and not record.get("hidden")
 
 
@@ -293,7 +294,8 @@ def judged_sentence(texts: int, judged: int, cap: float, stopped: bool) -> str |
 def generation_part(changes: list[dict], live: dict, document: dict) -> dict | None:
     """`report["generation"]`: the configuration fields that shape generation which the draft changes against
     the live policy (`document` as tested: a conflicting record with the draft's side), and the snippets the
-    draft changes that a configuration's `context_tags` append to its prompt (snippets.services.context_block)."""
+    draft changes that a configuration's `context_tags` append to its prompt, and the pattern rules whose
+    statements they append (snippets.services.context_block)."""
     fields = []
     for change in changes:
         if change["section"] != "configurations":
@@ -306,20 +308,20 @@ def generation_part(changes: list[dict], live: dict, document: dict) -> dict | N
             if before.get(field) != after.get(field):
                 fields.append({"configuration": change["name"], "field": field})
     for change in changes:
-        if change["section"] != "snippets":
+        if change["section"] not in ("snippets", "pattern_rules"):
             continue
-        before = _record(live, "snippets", change["name"])
-        after = _record(document, "snippets", change["name"])
+        before = _record(live, change["section"], change["name"])
+        after = _record(document, change["section"], change["name"])
         if before == after:
             continue
         tags = {t for record in (before, after) if _in_prompt(record) for t in normalise_tags(record.get("tags"))}
         for configuration in document.get("configurations") or ():
             if tags & set(normalise_tags(configuration.get("context_tags"))):
                 fields.append({"configuration": configuration.get("identifier"), "field": "context",
-                               "snippet": change["name"]})
+                               "record": f"{change['section']}:{change['name']}"})
     if not fields:
         return None
-    names = ", ".join(f"{f['configuration']}.{f['field']}" + (f" (snippets:{f['snippet']})" if "snippet" in f else "")
+    names = ", ".join(f"{f['configuration']}.{f['field']}" + (f" ({f['record']})" if "record" in f else "")
                       for f in fields)
     return {"fields": fields, "sentence": ngettext(
         "This draft changes how texts are generated (%(fields)s); the replay screens stored texts, so it cannot "

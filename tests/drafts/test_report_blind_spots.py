@@ -75,7 +75,7 @@ def test_provider_fallbacks_and_context_tags_shape_generation_and_so_does_a_snip
     newsroom.save()
     # The draft changes `tone`, which carries the tag `style`: newsroom's prompt gets its body appended.
     fields = draft_report(draft, replay_tasks=0, replay_judges=False)["generation"]["fields"]
-    assert {"configuration": "newsroom", "field": "context", "snippet": "tone"} in fields
+    assert {"configuration": "newsroom", "field": "context", "record": "snippets:tone"} in fields
     record = next(c for c in policy.export_policy()["configurations"] if c["identifier"] == "newsroom")
     proposals.record_change(draft, "configurations", "newsroom", {**record, "context_tags": ["legal"],
                                                                   "fallbacks": ["judge"], "provider": "other"})
@@ -163,3 +163,16 @@ def test_viewing_a_draft_again_never_asks_a_judge_the_same_question_twice(judged
     # Every text judged under both policies: a third view reuses them all.
     assert "was reached" not in page(client, draft)
     assert len(judge_requests(provider_server)) == 8
+
+
+def test_a_pattern_rule_in_a_prompts_context_is_a_generation_change_and_a_hidden_snippet_is_not():
+    newsroom = {"identifier": "newsroom", "context_tags": ["House-Style"]}
+    rule = {"identifier": "promise", "statement": "No promises.", "tags": ["house-style"], "is_active": True}
+    hidden = {"identifier": "notes", "tags": ["house-style"], "hidden": True, "body": "A."}
+    live = {"configurations": [newsroom], "pattern_rules": [rule], "snippets": [hidden]}
+    draft = {**live, "pattern_rules": [{**rule, "statement": "No promises at all."}],
+             "snippets": [{**hidden, "body": "B."}]}
+    changes = [{"section": "pattern_rules", "name": "promise"}, {"section": "snippets", "name": "notes"}]
+    part = limits.generation_part(changes, live, draft)
+    assert part["fields"] == [{"configuration": "newsroom", "field": "context", "record": "pattern_rules:promise"}]
+    assert "newsroom.context (pattern_rules:promise)" in part["sentence"]
