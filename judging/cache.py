@@ -259,7 +259,7 @@ class Deferral:
                 continue
             # A capped group stops before the call that would pass its cap: one more costs what one has so far.
             group_spent, group_calls = spent.get(item.group, 0.0), calls.get(item.group, 0)
-            next_call = group_spent / group_calls if group_calls else 0.0
+            next_call = next_cost(group_spent, group_calls)
             if item.cap > 0 and (item.spent + group_spent >= item.cap
                                  or item.spent + group_spent + next_call > item.cap):
                 continue
@@ -272,6 +272,12 @@ class Deferral:
             asked += 1
         self.wanted = []
         return asked
+
+
+def next_cost(spent: float, done: int) -> float:
+    """What one more (a judge call, a replay's text) is expected to cost: the mean of those `done` so far,
+    nothing before the first. A capped run stops before the one that would pass its cap."""
+    return spent / done if done else 0.0
 
 
 _deferral: ContextVar[Deferral | None] = ContextVar("judge_deferral", default=None)

@@ -229,14 +229,15 @@ def parse_entries(text_or_lines: str | Iterable[str]) -> list[tuple[str, str | N
     entries = []
     for line in lines:
         term, suggestion = split_suggestion(line)
-        key = _dedupe_key(term)
+        key = dedupe_key(term)
         if key and key not in seen:
             seen.add(key)
             entries.append((term, suggestion or None))
     return entries
 
 
-def _dedupe_key(term: str) -> str:
+def dedupe_key(term: str) -> str:
+    """Two spellings of one term (case, spaces, format characters): the same key. What a list compares by."""
     return _collapse_ws(_lower(_without_format_chars(term)[0].strip()))
 
 
@@ -254,7 +255,7 @@ def parse_terms(text_or_lines: str | Iterable[str]) -> list[str]:
     terms = []
     for line in lines:
         term = line.strip()
-        key = _dedupe_key(term)
+        key = dedupe_key(term)
         if key and key not in seen:
             seen.add(key)
             terms.append(term)

@@ -34,7 +34,7 @@ CONFLICT = {409: OpenApiResponse(api_serializers.ErrorSerializer)}
 # A draft whose changes make no valid policy is refused at submit and at publish alike (decision 0051: the
 # request keeps its schema, what it asks cannot be done).
 DRAFT_INVALID = ("invalid_policy: the draft's changes, applied to the live policy, do not make a valid policy; "
-                 "`fields` names every path, a record by its name (`examples:plain-news.configuration`).")
+                 '`fields` names every path, a record by its name (`examples["plain-news"].configuration`).')
 
 
 class DraftRequest(StrictSerializer):

@@ -27,7 +27,7 @@ from governance.runs.rehearsal import rehearsal
 from termlists.matcher import matches_outside
 
 # A window in hours replays at most this many texts (newest first).
-MAX_WINDOW_TASKS = 10_000
+MAX_WINDOW_TASKS = replaying.MAX_WINDOW_TASKS
 # Passages listed per changed text (the first is `passage`).
 MAX_PASSAGES = 5
 # What the judges of one report may cost at most, in the currency of the usage records (their `cost`):
@@ -88,9 +88,9 @@ def draft_report(draft: PolicyDraft, *, replay_tasks: int | None = replaying.DEF
         "conflict_side": limits.conflict_side(conflicts, live_version),
         "errors": {},
         "left_out": [],
-        "generation": limits.generation_part(changes, live, document),
     }
     tested = limits.with_draft_side(document, conflicts)
+    report["generation"] = limits.generation_part(changes, live, tested)
     if replay_hours is not None:
         window, limit = {"hours": replay_hours}, MAX_WINDOW_TASKS
     else:
@@ -130,10 +130,11 @@ def draft_report(draft: PolicyDraft, *, replay_tasks: int | None = replaying.DEF
     report["replay"] = _replay_part(texts, replay_before, replay_after, window=window, judges=with_judges,
                                     task_ids=task_ids)
     report["replay"]["with_judges"] = with_judges
-    report["replay"]["without_judges"] = limits.without_judges(changes, with_judges)
+    report["replay"]["without_judges"] = limits.without_judges(changes, with_judges, live, tested)
     tallies = [before.judges, after.judges, replay_before[1].as_dict(), replay_after[1].as_dict()]
     judged = min(_judged(replay_before[0]), _judged(replay_after[0]))
-    stopped = with_judges and cap > 0 and judged < len(texts)
+    # Only the cap stops a replay's judges early; a text not screened at all (its configuration gone) is not.
+    stopped = with_judges and cap > 0 and any(s.capped for r in (replay_before, replay_after) for s in r[0].values())
     report["judges"] = {"mode": judges, "replay": with_judges,
                         "calls": sum(t["calls"] for t in tallies),
                         "cached": sum(t["cache_hits"] for t in tallies),

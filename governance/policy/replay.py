@@ -12,6 +12,8 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.utils import timezone
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_noop
 
 from governance.errors import GavelError
 from governance.models import Task
@@ -20,11 +22,14 @@ from governance.screening.pipeline import CallFacts, Output, run_pipeline
 from judging import cache as verdict_cache
 
 DEFAULT_REPLAY = 500
+# A window in hours replays at most this many texts (newest first), and counts at most this many blocked tasks.
+MAX_WINDOW_TASKS = 10_000
 ACTOR = "policy replay"
 # What a replay's outcome changes are called (`compare`); a report for readers who may not read the texts
 # names every one, so that a change's mere presence says nothing.
 CHANGE_KINDS = ("allowed→blocked", "blocked→allowed", "new_hints", "lost_hints")
-FEWER_THAN = "fewer than {n}"
+# Translated where it is shown (`at_least`): it stands in sentences as well as in counts.
+FEWER_THAN = gettext_noop("fewer than %(n)d")
 
 
 def min_texts() -> int:
@@ -41,7 +46,7 @@ def narrowest_window(replay: int) -> int:
 
 def at_least(count: int, n: int):
     """`count`, or "fewer than N" when it is below N (zero too: none is also an answer about few texts)."""
-    return count if count >= n else FEWER_THAN.format(n=n)
+    return count if count >= n else _(FEWER_THAN) % {"n": n}
 
 
 @dataclass
@@ -64,6 +69,7 @@ class Screened:
     # Where the screening's hints sit in the text, by check: (start, end) offsets, never the passage.
     spans: dict = field(default_factory=dict)
     judged: bool = False  # screened with its judges (asked for, and within the cost cap)
+    capped: bool = False  # judges were asked for, and the cost cap stopped them before this text
 
 
 def retained_texts(limit: int = DEFAULT_REPLAY, *, now=None, hours: float | None = None) -> list[ReplayText]:
@@ -91,7 +97,8 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
     judged = 0
     with verdict_cache.counting() as tally, verdict_cache.capped("replay", cost_cap):
         for item in texts:
-            within_cap = judges and (cost_cap <= 0 or tally.cost + next_text_cost(tally.cost, judged) <= cost_cap)
+            within_cap = judges and (cost_cap <= 0 or tally.cost + verdict_cache.next_cost(tally.cost, judged)
+                                     <= cost_cap)
             try:
                 configuration, also = resolve_once(item.configuration, item.also, resolved)
             except GavelError:
@@ -103,15 +110,10 @@ def screen_all(texts: list[ReplayText], *, judges: bool = False,
             facts.policy_version = configuration.policy_version
             screening = run_pipeline(Output(text=item.text), facts)
             results[item.task_id] = Screened(screening.outcome, frozenset(finding_key(f) for f in findings_of(screening)),
-                                             _spans(screening.hints), judged=within_cap)
+                                             _spans(screening.hints), judged=within_cap,
+                                             capped=judges and not within_cap)
             judged += within_cap
     return results, tally
-
-
-def next_text_cost(spent: float, judged: int) -> float:
-    """What judging one more text is expected to cost: the mean of the texts judged so far (nothing is known
-    before the first). A replay stops before the text whose judges would pass its cost cap."""
-    return spent / judged if judged else 0.0
 
 
 def _spans(hints: list[dict]) -> dict[str, list[tuple[int, int]]]:

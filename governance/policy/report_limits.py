@@ -17,15 +17,19 @@ from django.utils.translation import gettext as _
 from django.utils.translation import ngettext
 
 from governance.models import GovernanceEvent, Task
+from governance.models.policy import normalise_tags
+from governance.policy.draft_refusals import named_paths
 from governance.policy.format import NAME_KEYS
 from governance.policy.proposals import NotPublishable
-from governance.policy.replay import at_least, min_texts
-from termlists.matcher import parse_entries
+from governance.policy.replay import MAX_WINDOW_TASKS, at_least, min_texts
+from termlists.matcher import dedupe_key, parse_entries
 
 # Task ids listed per record an approver may open (the count is always whole).
 MAX_TASK_IDS = 200
 # The configuration fields that shape generation, which stored texts cannot test.
-GENERATION_FIELDS = ("system_prompt", "temperature", "model", "max_tokens")
+GENERATION_FIELDS = ("provider", "model", "fallbacks", "system_prompt", "context_tags", "temperature", "max_tokens")
+# Correlation ids per query of the governance log (an IN list of the whole window would be one huge query).
+EVENT_CHUNK = 500
 # What a draft does to the tasks one record blocked.
 DELIVER, STILL_BLOCK, MIXED, UNKNOWN = "deliver", "still_block", "mixed", "unknown"
 BLOCKING_SECTIONS = ("term_lists", "pattern_rules", "snippets", "configurations")
@@ -50,7 +54,8 @@ def _record(document: dict, section: str, name: str) -> dict | None:
 
 
 def _terms(lines) -> set[str]:
-    return {term for term, _suggestion in parse_entries(list(lines or ()))}
+    """The terms of a list as the matcher compares them (case-folded, spaces collapsed: its dedupe key)."""
+    return {dedupe_key(term) for term, _suggestion in parse_entries(list(lines or ()))}
 
 
 def _active(record: dict | None) -> bool:
@@ -63,35 +68,48 @@ def _rule_mode(record: dict | None) -> str:
 
 def blocked_tasks(window: dict, *, now=None) -> list[tuple[str, str]]:
     """(task id, correlation id) of the tasks in the replay's window whose screening blocked them: the
-    newest `tasks` tasks (blocked or not), or those of the last `hours` hours; within the retention."""
+    newest `tasks` tasks (blocked or not), or those of the last `hours` hours (the blocked ones among them, at
+    most MAX_WINDOW_TASKS as the replay reads); within the retention."""
     now = now or timezone.now()
     cutoff = now - timedelta(days=settings.GAVEL_TASK_RETENTION_DAYS)
+    tasks = Task.objects.filter(created__gte=cutoff).order_by("-created")
     if window.get("hours") is not None:
         cutoff = max(cutoff, now - timedelta(hours=window["hours"]))
-        limit = None
-    else:
-        limit = int(window.get("tasks") or 0)
-        if limit <= 0:
-            return []
-    rows = Task.objects.filter(created__gte=cutoff).order_by("-created").values_list("id", "outcome", "correlation_id")
-    rows = rows[:limit] if limit is not None else rows
-    return [(str(pk), correlation) for pk, outcome, correlation in rows if outcome == "blocked" and correlation]
+        rows = (tasks.filter(created__gte=cutoff, outcome="blocked").exclude(correlation_id="")
+                .values_list("id", "correlation_id")[:MAX_WINDOW_TASKS])
+        return [(str(pk), correlation) for pk, correlation in rows]
+    limit = int(window.get("tasks") or 0)
+    if limit <= 0:
+        return []
+    # The newest `limit` tasks whatever their outcome: the window the replay reads, then its blocked ones.
+    newest = tasks.values("pk")[:limit]
+    rows = (Task.objects.filter(pk__in=newest, outcome="blocked").exclude(correlation_id="")
+            .order_by("-created").values_list("id", "correlation_id"))
+    return [(str(pk), correlation) for pk, correlation in rows]
 
 
-def _lifted(event, document: dict) -> bool | None:
-    """Whether the draft lifts this block event (True), keeps it (False), or cannot tell without the text."""
+def _block_events(correlations: list[str]):
+    """The governance log's block events of these correlation ids, EVENT_CHUNK ids per query."""
+    for start in range(0, len(correlations), EVENT_CHUNK):
+        yield from GovernanceEvent.objects.filter(decision="blocked",
+                                                  correlation_id__in=correlations[start:start + EVENT_CHUNK])
+
+
+def _lifted(event, live: dict, document: dict) -> bool | None:
+    """Whether the draft lifts this block event (True), keeps it (False), or cannot tell without the text
+    (None: a pattern rule or judged rule it names, or the configuration's rules, is changed by the draft)."""
     detail, check = event.detail or {}, event.check_name
     if check == "term_list":
+        if detail.get("reason"):  # the lists could not be read: a fault, not a term, whatever the draft does
+            return False
         record = _record(document, "term_lists", detail.get("list"))
         if not _active(record) or record.get("mode") == "report":
             return True
         scoped = record.get("configurations") or []
         if scoped and event.configuration and event.configuration not in scoped:
             return True
-        if detail.get("reason"):  # the lists could not be read: a fault, not a term
-            return False
-        kept = (set(detail.get("terms") or ()) & _terms(record.get("forbidden"))) | (
-            set(detail.get("missing") or ()) & _terms(record.get("required")))
+        kept = ({dedupe_key(t) for t in detail.get("terms") or ()} & _terms(record.get("forbidden"))) | (
+            {dedupe_key(t) for t in detail.get("missing") or ()} & _terms(record.get("required")))
         return not kept
     if check in ("pattern_rules", "rules_judge"):
         configuration = _record(document, "configurations", event.configuration)
@@ -101,7 +119,11 @@ def _lifted(event, document: dict) -> bool | None:
         names = {rule.get(key) for rule in detail.get("rules") or () if rule.get(key)}
         if names and all(not _active(_record(document, section, name)) for name in names):
             return True
-        return None
+        unchanged = names and all(_record(live, section, name) == _record(document, section, name) for name in names)
+        rules_kept = (_record(live, "configurations", event.configuration) or {}).get("rules") == (
+            configuration or {}).get("rules")
+        # Neither the rules that stopped it nor the configuration's rules change: it would stop it again.
+        return False if unchanged and rules_kept else None
     return False
 
 
@@ -139,13 +161,12 @@ def blocked_part(changes: list[dict], live: dict, document: dict, window: dict, 
     tasks = blocked_tasks(window) if records else []
     by_correlation = {correlation: task_id for task_id, correlation in tasks}
     events: dict[str, list] = {}
-    if by_correlation:
-        for event in GovernanceEvent.objects.filter(decision="blocked", correlation_id__in=list(by_correlation)):
-            events.setdefault(by_correlation[event.correlation_id], []).append(event)
+    for event in _block_events(list(by_correlation)):
+        events.setdefault(by_correlation[event.correlation_id], []).append(event)
     # A task is delivered only when the draft lifts every block it had; one it cannot judge stays unknown.
     fate = {}
     for task_id, its_events in events.items():
-        lifted = [_lifted(e, document) for e in its_events]
+        lifted = [_lifted(e, live, document) for e in its_events]
         fate[task_id] = DELIVER if all(lifted) else (STILL_BLOCK if False in lifted else UNKNOWN)
     n = min_texts()
     rows = []
@@ -161,13 +182,13 @@ def blocked_part(changes: list[dict], live: dict, document: dict, window: dict, 
         if task_ids:
             row.update(blocked=len(ids), **{k: v for k, v in counts.items()},
                        sentence=blocked_sentence(name, len(ids), counts), task_ids=ids[:MAX_TASK_IDS])
+        elif all(v >= n for v in counts.values()):
+            row.update(blocked=len(ids), **counts, sentence=blocked_sentence(name, len(ids), counts), task_ids=None)
         else:
-            # As the replay's counts: nothing below GAVEL_REPORT_MIN_TEXTS, zero included, for readers of counts.
-            shown = {k: at_least(v, n) for k, v in counts.items()}
-            row.update(blocked=at_least(len(ids), n), **shown,
-                       sentence=blocked_sentence(name, len(ids), counts, n=n), task_ids=None)
-            if len(ids) < n:
-                row["verdict"] = None  # what the draft does with so few tasks is an answer about them too
+            # For readers of counts, nothing about fewer than GAVEL_REPORT_MIN_TEXTS tasks: a small part (zero
+            # included) is withheld, with the verdict and the sentence that would say it; the total stays.
+            row.update(blocked=at_least(len(ids), n), **{k: None for k in counts}, verdict=None,
+                       sentence=blocked_sentence(name, len(ids), None, n=n), task_ids=None)
         rows.append(row)
     return {"window": window, "source": "governance_log", "min_texts": None if task_ids else n,
             "records": rows, "note": _("Blocked tasks keep no text, so the replay cannot screen them; these counts "
@@ -182,14 +203,17 @@ def _verdict(counts: dict) -> str | None:
     return present[0] if len(present) == 1 else MIXED
 
 
-def blocked_sentence(name: str, blocked: int, counts: dict, *, n: int | None = None) -> str:
-    """"24 tasks were blocked by Kunde; this draft would deliver them" (or still block them, or a mix)."""
+def blocked_sentence(name: str, blocked: int, counts: dict | None, *, n: int | None = None) -> str:
+    """"24 tasks were blocked by Kunde; this draft would deliver them" (or still block them, or a mix). Without
+    `counts` (withheld from a reader of counts) only how many were blocked, or "fewer than `n`"."""
     if n is not None and blocked < n:
         return _("Fewer than %(n)d tasks were blocked by %(name)s.") % {"n": n, "name": name}
     if not blocked:
         return _("No task in the window was blocked by %(name)s.") % {"name": name}
     head = ngettext("%(count)d task was blocked by %(name)s", "%(count)d tasks were blocked by %(name)s",
                     blocked) % {"count": blocked, "name": name}
+    if counts is None:
+        return f"{head}."
     deliver, still, unknown = counts[DELIVER], counts[STILL_BLOCK], counts[UNKNOWN]
     if deliver == blocked:
         tail = ngettext("this draft would deliver it", "this draft would deliver them", blocked)
@@ -197,29 +221,43 @@ def blocked_sentence(name: str, blocked: int, counts: dict, *, n: int | None = N
         tail = ngettext("this draft would still block it", "this draft would still block them", blocked)
     elif unknown == blocked:
         tail = _("the draft changes it, and without the texts whether it would still block them cannot be told")
+    elif not unknown:  # a part that is zero is not named
+        tail = _("this draft would deliver %(deliver)d and still block %(still)d") % {"deliver": deliver,
+                                                                                     "still": still}
+    elif not still:
+        tail = _("this draft would deliver %(deliver)d and for %(unknown)d it cannot be told without the texts") % {
+            "deliver": deliver, "unknown": unknown}
+    elif not deliver:
+        tail = _("this draft would still block %(still)d and for %(unknown)d it cannot be told without the "
+                 "texts") % {"still": still, "unknown": unknown}
     else:
         tail = _("this draft would deliver %(deliver)s, still block %(still)s and for %(unknown)s it cannot be "
-                 "told without the texts") % {"deliver": at_least(deliver, n) if n else deliver,
-                                                 "still": at_least(still, n) if n else still,
-                                                 "unknown": at_least(unknown, n) if n else unknown}
+                 "told without the texts") % {"deliver": deliver, "still": still, "unknown": unknown}
     return f"{head}; {tail}."
 
 
 # --- judged rule lines ------------------------------------------------------------------------
 
 
-def judged_lines_changed(changes: list[dict]) -> int:
-    """How many rule lines of snippets (what judges read) the draft adds, changes or removes."""
+def judged_lines_changed(changes: list[dict], live: dict, document: dict) -> int:
+    """How many rule lines of snippets (what judges read) the draft adds, changes or removes against the live
+    policy (`document` as tested: a conflicting record with the draft's side)."""
     count = 0
     for change in changes:
         if change["section"] != "snippets":
             continue
-        before = _rule_lines(change.get("base"))
-        after = _rule_lines(change.get("record"))
+        before = _rule_lines(_record(live, "snippets", change["name"]))
+        after = _rule_lines(_record(document, "snippets", change["name"]))
         for op, i1, i2, j1, j2 in difflib.SequenceMatcher(a=before, b=after, autojunk=False).get_opcodes():
             if op != "equal":
                 count += max(i2 - i1, j2 - j1)
     return count
+
+
+def _in_prompt(record: dict | None) -> bool:
+    """Whether a snippet (active, not hidden) or pattern rule (active) is appended to a prompt whose context
+    tags it carries."""
+    return _active(record) and not record.get("hidden")
 
 
 def _rule_lines(record: dict | None) -> list[str]:
@@ -228,9 +266,9 @@ def _rule_lines(record: dict | None) -> list[str]:
     return [line.strip() for line in str(record.get("body") or "").splitlines() if line.strip()]
 
 
-def without_judges(changes: list[dict], with_judges: bool) -> str | None:
+def without_judges(changes: list[dict], with_judges: bool, live: dict, document: dict) -> str | None:
     """The sentence the report gives when judges were not run and judged rule lines change."""
-    lines = judged_lines_changed(changes)
+    lines = judged_lines_changed(changes, live, document)
     if with_judges or not lines:
         return None
     return ngettext("judges were not run: %(n)d judged rule line changes, so hints from judges are not compared",
@@ -239,32 +277,52 @@ def without_judges(changes: list[dict], with_judges: bool) -> str | None:
 
 
 def judged_sentence(texts: int, judged: int, cap: float, stopped: bool) -> str | None:
+    """Said only when the cap stopped a replay's judges (`replay.screen_all`'s flag). Each policy's replay
+    ran within half the report's cap, and the sentence says so."""
     if not stopped:
         return None
-    return ngettext("the cost cap of %(cap).2f was reached: %(judged)d of %(texts)d text was judged",
-                    "the cost cap of %(cap).2f was reached: %(judged)d of %(texts)d texts were judged",
-                    texts) % {"cap": cap, "judged": judged, "texts": texts}
+    return ngettext("the cost cap of %(cap).2f (%(side).2f for each policy's replay) was reached: %(judged)d of "
+                    "%(texts)d text was judged",
+                    "the cost cap of %(cap).2f (%(side).2f for each policy's replay) was reached: %(judged)d of "
+                    "%(texts)d texts were judged",
+                    texts) % {"cap": cap, "side": cap / 2, "judged": judged, "texts": texts}
 
 
 # --- generation -------------------------------------------------------------------------------
 
 
 def generation_part(changes: list[dict], live: dict, document: dict) -> dict | None:
-    """`report["generation"]`: the configuration fields that shape generation which the draft changes."""
+    """`report["generation"]`: the configuration fields that shape generation which the draft changes against
+    the live policy (`document` as tested: a conflicting record with the draft's side), and the snippets the
+    draft changes that a configuration's `context_tags` append to its prompt, and the pattern rules whose
+    statements they append (snippets.services.context_block)."""
     fields = []
     for change in changes:
         if change["section"] != "configurations":
             continue
-        before = _record(live, "configurations", change["name"]) or change.get("base") or {}
-        after = _record(document, "configurations", change["name"]) or change.get("record") or {}
+        before = _record(live, "configurations", change["name"])
+        after = _record(document, "configurations", change["name"])
         if not before or not after:
             continue  # a configuration added or removed: no stored text was generated by both
         for field in GENERATION_FIELDS:
             if before.get(field) != after.get(field):
                 fields.append({"configuration": change["name"], "field": field})
+    for change in changes:
+        if change["section"] not in ("snippets", "pattern_rules"):
+            continue
+        before = _record(live, change["section"], change["name"])
+        after = _record(document, change["section"], change["name"])
+        if before == after:
+            continue
+        tags = {t for record in (before, after) if _in_prompt(record) for t in normalise_tags(record.get("tags"))}
+        for configuration in document.get("configurations") or ():
+            if tags & set(normalise_tags(configuration.get("context_tags"))):
+                fields.append({"configuration": configuration.get("identifier"), "field": "context",
+                               "record": f"{change['section']}:{change['name']}"})
     if not fields:
         return None
-    names = ", ".join(f"{f['configuration']}.{f['field']}" for f in fields)
+    names = ", ".join(f"{f['configuration']}.{f['field']}" + (f" ({f['record']})" if "record" in f else "")
+                      for f in fields)
     return {"fields": fields, "sentence": ngettext(
         "This draft changes how texts are generated (%(fields)s); the replay screens stored texts, so it cannot "
         "test this change.",
@@ -309,26 +367,19 @@ def conflict_side(conflicts: list, live_version: int) -> list[dict] | None:
 
 
 def split_example_errors(errors: dict, document: dict) -> tuple[dict[str, dict], dict]:
-    """The errors of a draft's document by example name (paths named `examples["greeting"]…`), and the rest."""
+    """The errors of a draft's document by example name (paths named `examples["greeting"]…` as a refusal
+    names them: draft_refusals.named_paths), and the rest."""
     examples = document.get("examples") or []
     by_example: dict[str, dict] = {}
     rest = {}
     for path, messages in errors.items():
-        index = _example_index(path)
-        if index is not None and index < len(examples):
-            name = str(examples[index].get("name"))
-            named = f'examples["{name}"]' + path[path.index("]") + 1:]
-            by_example.setdefault(name, {})[named] = messages
+        [(named, messages)] = named_paths({path: messages}, document).items()
+        index = path[len("examples["):].partition("]")[0] if path.startswith("examples[") else ""
+        if named != path and index.isdigit():
+            by_example.setdefault(str(examples[int(index)].get("name")), {})[named] = messages
         else:
             rest[path] = messages
     return by_example, rest
-
-
-def _example_index(path: str) -> int | None:
-    if not path.startswith("examples["):
-        return None
-    number = path[len("examples["):path.index("]")] if "]" in path else ""
-    return int(number) if number.isdigit() else None
 
 
 def without_examples(document: dict, names) -> dict:

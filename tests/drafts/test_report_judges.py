@@ -92,15 +92,18 @@ def test_judges_stop_before_the_cost_cap_and_the_report_says_how_many_texts_were
     judges = report["judges"]
     # 0.50 for each policy: two texts at 0.20 each, the third would pass it.
     assert judges["cost_cap"] == "1.00" and judges["texts_judged"] == 2 and judges["stopped_at_cap"] is True
-    assert judges["sentence"] == "the cost cap of 1.00 was reached: 2 of 4 texts were judged"
+    assert judges["sentence"] == (
+        "the cost cap of 1.00 (0.50 for each policy's replay) was reached: 2 of 4 texts were judged")
     assert float(judges["cost"]) <= 1.0 and len(judge_requests(provider_server)) == 4
     # Each report asks afresh here (a kept verdict costs nothing, so the cap would not be reached).
     caches["verdicts"].clear()
     client = Client()
     client.force_login(root)
-    assert "The cost cap of 1.00 was reached: 2 of 4 texts were judged" in page(client, draft)
+    assert "The cost cap of 1.00 (0.50 for each policy&#x27;s replay) was reached: 2 of 4 texts were judged" in page(
+        client, draft)
     caches["verdicts"].clear()
-    assert "Die Kostengrenze von 1.00 ist erreicht: 2 von 4 Texten wurden geprüft" in page(
+    assert "Die Kostengrenze von 1.00 (0.50 je Wiederholung einer Richtlinie) ist erreicht: 2 von 4 Texten wurden " \
+           "geprüft" in page(
         client, draft, HTTP_ACCEPT_LANGUAGE="de")
     caches["verdicts"].clear()
     admin = api_client_for(make_consumer, "release-manager")
