@@ -18,6 +18,7 @@ from django.utils.translation import ngettext
 from governance.models import PolicyDraft, PolicyVersion
 from governance.policy import PolicyInvalid, export_policy
 from governance.policy import replay as replaying
+from governance.policy import schedule_failures
 from governance.policy import report_limits as limits
 from governance.policy.drafts import under_draft
 from governance.policy.dump import to_yaml
@@ -46,7 +47,8 @@ def draft_facts(draft: PolicyDraft) -> dict:
         "publish_at": draft.publish_at.isoformat() if draft.publish_at else None,
         "scheduled_by": draft.scheduled_by, "published_version": draft.published_version,
         # The worker's last refusal to publish at the set time, until the draft is scheduled again.
-        "schedule_failure": draft.schedule_failure or None,
+        "schedule_failure": schedule_failures.failure_text(draft.schedule_failure) or None,
+        "schedule_failure_code": schedule_failures.failure_code(draft.schedule_failure) or None,
         "schedule_failed_at": draft.schedule_failed_at.isoformat() if draft.schedule_failed_at else None,
         "approver": draft.approver_label, "regressions_accepted": draft.regressions_accepted,
         "created_at": draft.created_at.isoformat(), "updated_at": draft.updated_at.isoformat(),

@@ -129,6 +129,8 @@ def test_a_refused_scheduled_publish_is_kept_shown_and_cleared_when_scheduled_ag
     assert draft.publish_at is None and draft.status == "submitted"
     body = api_for(make_consumer).get(f"/api/v1/policy/drafts/{draft.pk}?replay=0").json()["draft"]
     assert "plain-news-allowed" in body["schedule_failure"] and body["schedule_failed_at"]
+    # In words (not the stored code and facts), with the code beside them for a program.
+    assert not body["schedule_failure"].startswith("{") and body["schedule_failure_code"] == "examples_regressed"
     client.force_login(root)
     page = client.get(page_of(draft)).content.decode()
     assert 'id="draft-schedule-failure"' in page and "plain-news-allowed" in page
