@@ -5,10 +5,9 @@ PY := $(VENV)/bin/python
 # The address `make run` serves on: `make run PORT=8001`.
 PORT ?= 8000
 
-# The tests run on every core (pytest-xdist): one worker more than the cores, at most 4, as many tests wait for
-# processes they start (Celery workers, gunicorn, a CLI); `make test TEST_WORKERS=0` runs them in one process.
+# The tests run on every core (pytest-xdist, at most 4 workers): `make test TEST_WORKERS=0` runs them in one process.
 # Each worker has its own test database, Redis databases and metrics folder (tests/parallel.py).
-TEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) + 1 )))
+TEST_WORKERS ?= auto
 # Tests are handed out in collection order, the longest first (tests/ordering.py), so the workers end together.
 XDIST := -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup --no-loadscope-reorder
 # What `make test-fast` leaves out: the real client libraries, the browser and the README's fresh copy.

@@ -113,8 +113,10 @@ def run_examples(folder: Path, port: int, environment: dict) -> dict[int, str]:
             lines += [".venv/bin/python - <<'README_PYTHON'", code.rstrip("\n"), "README_PYTHON"]
         else:
             lines.append(code)
+    # The timeout guards against a hang: on a loaded 2-core machine the blocks' thirty-odd process starts
+    # took over 120 s.
     finished = subprocess.run(["bash", "-c", "\n".join(lines)], cwd=folder, env=environment, capture_output=True,
-                              text=True, timeout=120)
+                              text=True, timeout=300)
     assert finished.returncode == 0, f"an example failed:\n{finished.stdout}\n{finished.stderr}"
     outputs, current = {}, None
     for line in finished.stdout.splitlines():
