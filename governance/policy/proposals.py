@@ -24,13 +24,12 @@ from django.utils.translation import gettext_lazy
 from governance.errors import Conflict as ConflictError
 from governance.errors import NotGranted, UnknownRecord
 from governance.models import GovernanceEvent, PolicyDraft, PolicyDraftComment, PolicyVersion
-from governance.policy import export_policy, format
+from governance.policy import export_policy, format, schedule_failures
 from governance.policy.drafts import draft_policy
 from governance.policy.draft_refusals import (MSG_DRAFT_CHANGED, MSG_DRAFT_CONFLICTS, MSG_DRAFT_INVALID, DraftInvalid,
                                               named_paths)
 from governance.policy.format import NAME_KEYS, SECTIONS
 from governance.policy.proposal_rights import admin_only_changes
-from governance.policy import schedule_failures
 from governance.policy.release import ExamplesRegressed, apply_release
 from governance.policy.versions import document_of
 from governance.records.permissions import is_administrator
