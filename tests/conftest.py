@@ -37,6 +37,19 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(pytest.mark.xdist_group(path))
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fast_password_hashing():
+    """Django's advice for test runs: the first hasher is MD5, so a test's login or user costs microseconds, not
+    the 0.4 s of the default's 1,000,000 PBKDF2 rounds (over 200 s of the suite's CPU). The default hashers stay
+    behind it, so a password a server process made under the real settings is still checked."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    hashers = ["django.contrib.auth.hashers.MD5PasswordHasher", *settings.PASSWORD_HASHERS]
+    with override_settings(PASSWORD_HASHERS=hashers):
+        yield
+
+
 @pytest.fixture
 def provider(db, provider_server):
     from governance.models import Provider
