@@ -3,10 +3,11 @@
 Schemathesis (a property-based fuzzer) runs against gunicorn on the test database with every
 check on (`--checks all`): a schema-valid request the server refuses, a schema-violating one it
 accepts, a 5xx, an undocumented status, header or body shape are each a failure. The examples per
-operation are bounded (GAVEL_FUZZ_EXAMPLES, default 60, on top of the coverage phase's own
+operation are bounded (GAVEL_FUZZ_EXAMPLES, default 30, on top of the coverage phase's own
 cases) and the run is repeated for each seed of GAVEL_FUZZ_SEEDS (default 1,2,3), so no single seed's
-draw decides. The coverage phase (cases derived from the schema's bounds; seven of the ten minutes of a
-loaded run) runs with the first seed only; fuzzing and the stateful phase run with every seed. The long run (docs/operations.md):
+draw decides. The coverage phase (cases derived from the schema's bounds; 52 s alone on the 2-core machine,
+against 99 s for fuzzing at 60 examples) runs with the first seed only; fuzzing and the stateful phase run
+with every seed. The long run (docs/testing.md):
 GAVEL_FUZZ_EXAMPLES=250 GAVEL_FUZZ_SEEDS=1,2,3,4,5 .venv/bin/python -m pytest tests/production/test_schema_fuzz.py
 
 No hooks at all (issue 41; before, one serialised ast.parse): the schema states what the server enforces
@@ -30,7 +31,7 @@ from tests.production.servers import gunicorn_on_test_database
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
-EXAMPLES = int(os.environ.get("GAVEL_FUZZ_EXAMPLES", "60"))
+EXAMPLES = int(os.environ.get("GAVEL_FUZZ_EXAMPLES", "30"))
 SEEDS = [int(seed) for seed in os.environ.get("GAVEL_FUZZ_SEEDS", "1,2,3").split(",") if seed.strip()]
 
 
