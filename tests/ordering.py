@@ -20,11 +20,13 @@ import pytest
 TESTS = Path(__file__).resolve().parent
 # The tests that take minutes each (`make test` prints its 30 slowest with --durations), by file or by node id
 # without its parameters: the schema fuzz's three seeds (computing), the callback fault tests (mostly waiting
-# for Celery, for Redis to restart, for kombu to restore) and the 60-second rate-limit test (waiting).
+# for Celery, for Redis to restart, for kombu to restore), the 60-second rate-limit test (waiting) and the
+# README's examples on a fresh copy (one module-scoped `make run`: left to the end, one worker ran it alone).
 LONG_FIRST = (
     "production/test_schema_fuzz.py",
     "faults/test_callbacks_under_faults.py",
     "governance/test_provider_limits.py::test_requests_per_minute_60_no_minute_holds_more_than_60",
+    "test_readme.py",
 )
 
 
