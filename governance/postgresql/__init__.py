@@ -1,2 +1,2 @@
 """Gavel's PostgreSQL backend (`ENGINE = "governance.postgresql"`): Django's, with a health check
-that asks the socket before it asks the server, and `flush` by DELETE instead of TRUNCATE."""
+that asks the socket before it asks the server."""

@@ -1,12 +1,9 @@
 """Django's PostgreSQL backend with a cheaper health check on persistent connections (issue 30):
-`SELECT 1` only when the socket says something happened to an idle connection; and `flush` by DELETE
-(operations.py)."""
+`SELECT 1` only when the socket says something happened to an idle connection."""
 import select
 
 from django.db.backends.postgresql.base import DatabaseWrapper as PostgreSQLDatabaseWrapper
 from psycopg.pq import TransactionStatus
-
-from governance.postgresql.operations import DatabaseOperations
 
 
 def nothing_to_read(fd: int) -> bool:
@@ -20,8 +17,6 @@ def nothing_to_read(fd: int) -> bool:
 
 
 class DatabaseWrapper(PostgreSQLDatabaseWrapper):
-    ops_class = DatabaseOperations  # flush by DELETE (governance/postgresql/operations.py)
-
     def close_if_health_check_failed(self):
         """Skip Django's `SELECT 1` on a persistent connection that is idle with nothing to read."""
         # Django checks a reused connection with a whole round trip (`is_usable`) on its first use in
