@@ -5,9 +5,10 @@ PY := $(VENV)/bin/python
 # The address `make run` serves on: `make run PORT=8001`.
 PORT ?= 8000
 
-# The tests run on every core (pytest-xdist, at most 4 workers): `make test TEST_WORKERS=0` runs them in one process.
-# Each worker has its own test database, Redis databases and metrics folder (tests/parallel.py).
-TEST_WORKERS ?= auto
+# The tests run on pytest-xdist workers, one per core and one more for the tests that mostly wait (tests/ordering.py),
+# at most 4: `make test TEST_WORKERS=0` runs them in one process. Each worker has its own test database, Redis
+# databases and metrics folder (tests/parallel.py).
+TEST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 # Tests are handed out in collection order, the longest first (tests/ordering.py), so the workers end together.
 XDIST := -n $(TEST_WORKERS) --maxprocesses 4 --dist loadgroup --no-loadscope-reorder
 # Tests compile to bytecode even where the environment says not to (PYTHONDONTWRITEBYTECODE): without the cache

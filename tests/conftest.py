@@ -1,15 +1,14 @@
 """Shared fixtures: users of different rights, consumers with tokens, a provider server."""
 import os
 from fnmatch import fnmatch
-from pathlib import Path
 
 os.environ.setdefault("GAVEL_TESTING", "1")
 
 import pytest  # noqa: E402
 
+from tests.ordering import WAITING, path_of  # noqa: E402
 from tests.provider_fixtures import *  # noqa: E402,F401,F403  (provider_server fixtures)
 
-TESTS = Path(__file__).resolve().parent
 # Marked by file name, so a new file of the kind is marked too (`make test-fast` leaves these out).
 MARKED_BY_PATH = {
     "clients": ("protocols/test_clients_*.py", "governance/test_*_dropin.py", "production/test_sse_clients.py"),
@@ -21,16 +20,19 @@ MARKED_BY_PATH = {
 def pytest_collection_modifyitems(config, items):
     grouped = config.pluginmanager.hasplugin("xdist")
     for item in items:
-        try:
-            path = item.path.resolve().relative_to(TESTS).as_posix()
-        except ValueError:
+        path = path_of(item)
+        if path is None:
             continue
         for marker, patterns in MARKED_BY_PATH.items():
             if any(fnmatch(path, pattern) for pattern in patterns):
                 item.add_marker(marker)
         # `make test` spreads single tests over its workers (--dist loadgroup); a module with a module-scoped
         # fixture (a browser, a migrated database, `make run` in a fresh copy) stays on one worker, so that
-        # fixture is set up once.
+        # fixture is set up once. The tests that mostly wait share one worker (tests/ordering.py), their modules
+        # whole, so a module-scoped fixture of theirs is set up once too.
+        if grouped and path in WAITING:
+            item.add_marker(pytest.mark.xdist_group("waiting"))
+            continue
         fixtures = getattr(item, "_fixtureinfo", None)
         if grouped and fixtures and any(definition.scope == "module" for definitions in
                                         fixtures.name2fixturedefs.values() for definition in definitions):

@@ -4,8 +4,8 @@ Schemathesis (a property-based fuzzer) runs against gunicorn on the test databas
 check on (`--checks all`): a schema-valid request the server refuses, a schema-violating one it
 accepts, a 5xx, an undocumented status, header or body shape are each a failure. The examples per
 operation are bounded (GAVEL_FUZZ_EXAMPLES, default 30, on top of the coverage phase's own
-cases) and the run is repeated for each seed of GAVEL_FUZZ_SEEDS (default 1,2,3), so no single seed's
-draw decides. The coverage phase (cases derived from the schema's bounds; 52 s alone on the 2-core machine,
+cases) and the run is repeated for each seed of GAVEL_FUZZ_SEEDS (default 1,2; 1,2,3 until the suite had to
+fit in ten minutes), so no single seed's draw decides. The coverage phase (cases derived from the schema's bounds; 52 s alone on the 2-core machine,
 against 99 s for fuzzing at 60 examples) runs with the first seed only; fuzzing and the stateful phase run
 with every seed. The long run (docs/testing.md):
 GAVEL_FUZZ_EXAMPLES=250 GAVEL_FUZZ_SEEDS=1,2,3,4,5 .venv/bin/python -m pytest tests/production/test_schema_fuzz.py
@@ -32,7 +32,7 @@ from tests.production.servers import gunicorn_on_test_database
 ROOT = Path(__file__).resolve().parent.parent.parent
 SCHEMATHESIS = Path(sys.executable).with_name("schemathesis")
 EXAMPLES = int(os.environ.get("GAVEL_FUZZ_EXAMPLES", "30"))
-SEEDS = [int(seed) for seed in os.environ.get("GAVEL_FUZZ_SEEDS", "1,2,3").split(",") if seed.strip()]
+SEEDS = [int(seed) for seed in os.environ.get("GAVEL_FUZZ_SEEDS", "1,2").split(",") if seed.strip()]
 
 
 @pytest.fixture
